@@ -1,0 +1,28 @@
+#pragma once
+// Subcommands register here: each `add_*_command` creates its CLI11 subcommand and the function
+// that runs it. The run functions are called after parsing, once global flags (logging,
+// threads) are in effect.
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <map>
+
+namespace heed::cli {
+
+class Registry {
+ public:
+  void on_run(CLI::App* command, std::function<void()> run) { runs_[command] = std::move(run); }
+  // Runs the deepest parsed subcommand; false when none has a run function.
+  bool run_parsed(CLI::App& app) const;
+
+ private:
+  std::map<const CLI::App*, std::function<void()>> runs_;
+};
+
+// One line per subcommand, in the order `heed --help` lists them (cli/commands.cpp).
+void add_all_commands(CLI::App& app, Registry& registry);
+
+// Exit codes: 0 success, 2 usage or configuration error, 1 any other failure.
+int run(int argc, char** argv);
+
+}  // namespace heed::cli

@@ -1,0 +1,35 @@
+#include "util/interrupt.hpp"
+
+#include <csignal>
+#include <unistd.h>
+
+#include <atomic>
+
+#include "util/error.hpp"
+
+namespace heed {
+namespace {
+std::atomic<int> g_signals{0};
+
+extern "C" void on_signal(int sig) {
+  if (g_signals.fetch_add(1) >= 1) {
+    const char msg[] = "heed: error: interrupted\n";
+    ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)ignored;
+    _exit(130);
+  }
+}
+}  // namespace
+
+void install_interrupt_handler() {
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+}
+
+bool interrupted() { return g_signals.load(std::memory_order_relaxed) > 0; }
+
+void throw_if_interrupted() {
+  if (interrupted()) throw Interrupted();
+}
+
+}  // namespace heed

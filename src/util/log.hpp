@@ -1,0 +1,16 @@
+#pragma once
+// Logging: time-stamped lines on stderr (and optionally a file); results go to stdout.
+#include <spdlog/spdlog.h>
+
+#include <string>
+
+namespace heed {
+
+// level: trace, debug, info, warn, error. quiet: errors only. log_file: also append there.
+// Throws UsageError for an unknown level or an unwritable log file.
+void setup_logging(const std::string& level, bool quiet, const std::string& log_file);
+
+// True when stderr is a terminal (progress bars) and not quiet.
+bool progress_on_terminal();
+
+}  // namespace heed
