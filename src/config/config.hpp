@@ -1,0 +1,142 @@
+#pragma once
+// The configuration of a heed run: one JSON file with the sections model, data, tokenizer,
+// training and decoding, parsed into the typed structs below. Every default is written here,
+// every field is described (type, range, meaning) in one table in config_fields.cpp, which
+// drives parsing, validation, to_json, the JSON Schema and the "did you mean" suggestions.
+// configs/README.md documents the fields for users; configs/schema.json is generated from the
+// table (`heed config schema`) and kept in sync by tests/config/test_schema.cpp.
+//
+// All errors are heed::UsageError naming the origin (file or --set) and the full field path.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace heed {
+
+struct GruConfig {
+  int emb_dim = 256;
+  int enc_hidden = 512;  // per direction (the encoder is bidirectional)
+  int enc_layers = 1;
+  int dec_hidden = 512;
+  int attn_dim = 512;
+  int readout_dim = 256;
+  std::string readout_act = "tanh";  // tanh | linear
+  bool tie_output = false;           // output projection = target embedding (readout_dim == emb_dim)
+  bool operator==(const GruConfig&) const = default;
+};
+
+struct TransformerConfig {
+  int d_model = 256;
+  int heads = 4;  // d_model % heads == 0
+  int ffn_dim = 1024;
+  int enc_layers = 3;
+  int dec_layers = 3;
+  int max_positions = 1024;
+  bool pre_norm = false;
+  std::string activation = "relu";  // relu | gelu
+  bool operator==(const TransformerConfig&) const = default;
+};
+
+struct ModelConfig {
+  std::string arch = "gru-bahdanau";  // gru-bahdanau | transformer
+  float dropout = 0.1f;               // 0 <= dropout < 1
+  bool share_embeddings = false;      // source embedding = target embedding (needs tokenizer.joint)
+  GruConfig gru;                      // "model.gru.*"
+  TransformerConfig transformer;      // "model.transformer.*"
+  bool operator==(const ModelConfig&) const = default;
+};
+
+struct DataConfig {
+  std::vector<std::string> train_src;  // "data.train.src": a string or a list of strings
+  std::vector<std::string> train_tgt;  // "data.train.tgt": same number of files as train_src
+  std::string dev_src;                 // "data.dev.src"
+  std::string dev_tgt;                 // "data.dev.tgt"
+  int max_length = 100;                // training pairs longer (in tokens) on either side are skipped
+  float max_length_ratio = 0;          // skip pairs with longer/shorter > ratio; 0 = off, else >= 1
+  std::string cache_dir = "";          // "" = <model_dir>/cache
+  bool operator==(const DataConfig&) const = default;
+};
+
+struct TokenizerConfig {
+  std::string path = "";  // existing tokenizer.json to use instead of learning one
+  int vocab_size = 8000;
+  bool joint = true;  // one vocabulary for both languages
+  double character_coverage = 0.9995;
+  bool operator==(const TokenizerConfig&) const = default;
+};
+
+struct TrainingConfig {
+  std::string optimizer = "adam";  // adam | adamw
+  float learning_rate = 1e-3f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float eps = 1e-8f;
+  float weight_decay = 0;
+  std::string schedule = "constant";  // constant | inverse-sqrt | linear | cosine
+  int warmup_steps = 0;
+  float min_learning_rate = 0;
+  float clip_norm = 1.0f;  // 0 = off
+  float label_smoothing = 0.1f;
+  int batch_tokens = 2000;
+  int accumulate = 1;
+  int max_epochs = 0;  // 0 = no limit
+  int max_steps = 0;   // 0 = no limit
+  double max_time = 0;  // seconds, 0 = no limit; JSON: a number of seconds or "90s", "15m", "2h"
+  int patience = 0;     // stop after this many validations without improvement; 0 = off
+  int validate_every = 1000;
+  std::string validation_metric = "bleu";  // bleu | cross-entropy
+  int log_every = 100;
+  int keep_last = 3;       // checkpoints kept
+  int max_bad_steps = 10;  // consecutive non-finite steps before giving up
+  bool resume = false;
+  bool operator==(const TrainingConfig&) const = default;
+};
+
+struct DecodingConfig {
+  int beam = 5;
+  float length_penalty = 1.0f;
+  float max_length_ratio = 2.0f;  // max output length = max_length_ratio * src_len + max_length_offset
+  int max_length_offset = 10;
+  int batch_size = 32;  // sentences per batch
+  int batch_tokens = 0;  // source tokens per batch; 0 = off (use batch_size)
+  int validation_beam = 1;
+  bool operator==(const DecodingConfig&) const = default;
+};
+
+struct Config {
+  std::string model_dir = "";  // optional; the -m flag overrides it
+  uint64_t seed = 1;           // parameter init, data order, dropout
+  ModelConfig model;
+  DataConfig data;
+  TokenizerConfig tokenizer;
+  TrainingConfig training;
+  DecodingConfig decoding;
+  bool operator==(const Config&) const = default;
+};
+
+Config default_config();
+
+// Reads a JSON config file, fills in defaults, applies `--set key=value` overrides in order and
+// validates everything. An empty path means: defaults plus overrides.
+Config load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// Validates a parsed JSON config; `origin` names it in errors (a file path, "--set ...").
+Config config_from_json(const nlohmann::json& j, const std::string& origin);
+
+// The effective config with every field present; config_from_json(to_json(c)) == c.
+nlohmann::json to_json(const Config& config);
+
+// `key_eq_value` is "training.learning_rate=0.0005": the value is parsed as JSON when it parses,
+// else taken as a string. The key and the value are validated at once (UsageError).
+void apply_override(nlohmann::json& j, const std::string& key_eq_value);
+
+// A trained model stores its effective config as <model_dir>/config.json.
+void save_config(const Config& config, const std::string& path);  // atomic
+Config load_model_config(const std::string& model_dir);
+
+// JSON Schema (draft 2020-12) of the config file, generated from the field table.
+nlohmann::json config_schema();
+
+}  // namespace heed
