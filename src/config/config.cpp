@@ -1,0 +1,244 @@
+#include "config/config.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "config/fields.hpp"
+#include "config/suggest.hpp"
+#include "util/atomic_file.hpp"
+#include "util/error.hpp"
+
+namespace heed {
+namespace {
+
+using nlohmann::json;
+namespace fields = config_fields;
+
+std::string join(const std::string& parent, const std::string& key) {
+  return parent.empty() ? key : parent + "." + key;
+}
+
+// Shortened JSON of a value for error messages.
+std::string show(const json& v) {
+  std::string s = v.dump();
+  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+}
+
+[[noreturn]] void unknown_key(const std::string& origin, const std::string& path) {
+  std::string message = origin + ": unknown key '" + path + "'";
+  std::string guess = config_suggest::closest_key(path);
+  if (!guess.empty()) message += " (did you mean " + guess + "?)";
+  throw UsageError(message);
+}
+
+void set_field(const fields::Field& field, Config& config, const json& value, const std::string& origin) {
+  try {
+    field.set(config, value);
+  } catch (const fields::BadValue& e) {
+    throw UsageError(origin + ": " + field.path + ": got " + show(value) + ", expected " + e.what());
+  }
+}
+
+// Walks the JSON object at `path`, setting every field and rejecting anything unknown.
+void read_object(const json& object, const std::string& path, Config& config, const std::string& origin) {
+  for (const auto& [key, value] : object.items()) {
+    std::string child = join(path, key);
+    if (const auto* field = fields::find(child)) {
+      set_field(*field, config, value, origin);
+    } else if (fields::is_section(child)) {
+      if (!value.is_object())
+        throw UsageError(origin + ": " + child + ": got " + show(value) + ", expected an object (a section)");
+      read_object(value, child, config, origin);
+    } else {
+      unknown_key(origin, child);
+    }
+  }
+}
+
+// Rules that involve more than one field.
+void check_relations(const Config& c, const std::string& origin) {
+  auto fail = [&](const std::string& message) { throw UsageError(origin + ": " + message); };
+  const auto& t = c.model.transformer;
+  if (t.d_model % t.heads != 0)
+    fail("model.transformer.d_model (" + std::to_string(t.d_model) + ") must be a multiple of model.transformer.heads (" +
+         std::to_string(t.heads) + ")");
+  const auto& g = c.model.gru;
+  if (g.tie_output && g.readout_dim != g.emb_dim)
+    fail("model.gru.tie_output needs model.gru.readout_dim (" + std::to_string(g.readout_dim) +
+         ") == model.gru.emb_dim (" + std::to_string(g.emb_dim) + ")");
+  if (c.model.share_embeddings && !c.tokenizer.joint)
+    fail("model.share_embeddings needs tokenizer.joint = true (one vocabulary for both sides)");
+  if (c.data.train_src.size() != c.data.train_tgt.size())
+    fail("data.train.src has " + std::to_string(c.data.train_src.size()) + " file(s) but data.train.tgt has " +
+         std::to_string(c.data.train_tgt.size()) + "; they must pair up");
+  if (c.data.dev_src.empty() != c.data.dev_tgt.empty())
+    fail("data.dev.src and data.dev.tgt must be given together");
+  if (c.data.max_length_ratio != 0 && c.data.max_length_ratio < 1)
+    fail("data.max_length_ratio: got " + json(c.data.max_length_ratio).dump() + ", expected 0 (off) or a number >= 1");
+  if (c.training.schedule == "inverse-sqrt" && c.training.warmup_steps < 1)
+    fail("training.warmup_steps: the inverse-sqrt schedule needs warmup_steps >= 1 (got " +
+         std::to_string(c.training.warmup_steps) + ")");
+  if (c.training.min_learning_rate > c.training.learning_rate)
+    fail("training.min_learning_rate must not exceed training.learning_rate");
+}
+
+// Parses JSON text, naming file, line and column on a syntax error and rejecting duplicate keys
+// (nlohmann would silently keep the last one).
+json parse_text(const std::string& text, const std::string& origin) {
+  struct Frame {
+    bool is_object;
+    std::vector<std::string> keys;
+  };
+  std::vector<Frame> stack;
+  auto on_event = [&](int, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start: stack.push_back({true, {}}); break;
+      case json::parse_event_t::array_start: stack.push_back({false, {}}); break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end: stack.pop_back(); break;
+      case json::parse_event_t::key: {
+        auto key = parsed.get<std::string>();
+        auto& keys = stack.back().keys;
+        if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
+          std::string path;
+          for (auto& frame : stack)
+            if (frame.is_object && &frame != &stack.back() && !frame.keys.empty()) path = join(path, frame.keys.back());
+          throw UsageError(origin + ": duplicate key '" + join(path, key) + "'");
+        }
+        keys.push_back(key);
+        break;
+      }
+      default: break;
+    }
+    return true;
+  };
+  try {
+    return json::parse(text, on_event);
+  } catch (const json::parse_error& e) {
+    // e.byte is the 1-based offset of the last character read.
+    size_t end = std::min<size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
+    size_t line = 1 + std::count(text.begin(), text.begin() + end, '\n');
+    size_t line_start = text.rfind('\n', end == 0 ? 0 : end - 1);
+    size_t column = end - (line_start == std::string::npos || end == 0 ? 0 : line_start + 1) + 1;
+    if (end > 0 && text[end - 1] == '\n') column = 1;
+    std::string detail = e.what();
+    auto colon = detail.find(": ", detail.find("parse error"));
+    if (colon != std::string::npos) detail = detail.substr(colon + 2);
+    throw UsageError(origin + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + detail);
+  }
+}
+
+void put(json& object, const std::string& path, const json& value) {
+  json* node = &object;
+  size_t start = 0;
+  for (;;) {
+    size_t dot = path.find('.', start);
+    std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (dot == std::string::npos) {
+      (*node)[key] = value;
+      return;
+    }
+    json& next = (*node)[key];
+    if (next.is_null()) next = json::object();
+    if (!next.is_object())
+      throw UsageError("--set " + path + ": " + path.substr(0, dot) + " is not an object in the config file");
+    node = &next;
+    start = dot + 1;
+  }
+}
+
+}  // namespace
+
+Config default_config() { return Config{}; }
+
+Config config_from_json(const json& j, const std::string& origin) {
+  if (!j.is_object()) throw UsageError(origin + ": expected a JSON object at the top level, got " + show(j));
+  Config config;
+  read_object(j, "", config, origin);
+  check_relations(config, origin);
+  return config;
+}
+
+json to_json(const Config& config) {
+  json j = json::object();
+  for (const auto& field : fields::all()) put(j, field.path, field.get(config));
+  return j;
+}
+
+void apply_override(json& j, const std::string& key_eq_value) {
+  std::string origin = "--set " + key_eq_value;
+  auto eq = key_eq_value.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw UsageError(origin + ": expected KEY=VALUE, e.g. --set training.learning_rate=0.0005");
+  std::string key = key_eq_value.substr(0, eq), text = key_eq_value.substr(eq + 1);
+  const auto* field = fields::find(key);
+  if (!field) {
+    if (fields::is_section(key))
+      throw UsageError(origin + ": " + key + " is a section; set one field at a time, e.g. " +
+                       config_suggest::first_field_in(key));
+    unknown_key("--set", key);
+  }
+  json value = field->string_only ? json(text) : json::parse(text, nullptr, false);
+  if (value.is_discarded()) value = text;
+  if (!j.is_object()) throw UsageError(origin + ": the config is not a JSON object");
+  Config scratch;
+  set_field(*field, scratch, value, "--set");
+  put(j, key, value);
+}
+
+Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  json j = json::object();
+  std::string origin = path.empty() ? "--set" : path;
+  if (!path.empty()) {
+    if (std::filesystem::is_directory(path)) throw UsageError("config file " + path + " is a directory");
+    std::string text;
+    try {
+      text = read_file(path);
+    } catch (const Error& e) {
+      throw UsageError(std::string("config file: ") + e.what());
+    }
+    j = parse_text(text, path);
+    if (!j.is_object()) throw UsageError(path + ": expected a JSON object at the top level, got " + show(j));
+  }
+  for (const auto& kv : overrides) apply_override(j, kv);
+  return config_from_json(j, origin);
+}
+
+void save_config(const Config& config, const std::string& path) { write_file_atomic(path, to_json(config).dump(2) + "\n"); }
+
+Config load_model_config(const std::string& model_dir) {
+  std::string path = (std::filesystem::path(model_dir) / "config.json").string();
+  if (!std::filesystem::exists(path))
+    throw UsageError(model_dir + " is not a heed model directory (no config.json)");
+  return config_from_json(parse_text(read_file(path), path), path);
+}
+
+json config_schema() {
+  json root = {{"$schema", "https://json-schema.org/draft/2020-12/schema"},
+               {"title", "heed config"},
+               {"description", "Configuration of heed (generated by `heed config schema`; see configs/README.md)."},
+               {"type", "object"},
+               {"additionalProperties", false},
+               {"properties", json::object()}};
+  Config defaults;
+  for (const auto& field : fields::all()) {
+    json* node = &root;
+    std::string section;
+    size_t start = 0;
+    for (size_t dot; (dot = field.path.find('.', start)) != std::string::npos; start = dot + 1) {
+      section = field.path.substr(0, dot);
+      json& child = (*node)["properties"][field.path.substr(start, dot - start)];
+      if (child.is_null())
+        child = {{"type", "object"}, {"description", fields::section_doc(section)}, {"additionalProperties", false},
+                 {"properties", json::object()}};
+      node = &child;
+    }
+    json leaf = field.schema;
+    leaf["description"] = field.doc;
+    leaf["default"] = field.get(defaults);
+    (*node)["properties"][field.path.substr(start)] = leaf;
+  }
+  return root;
+}
+
+}  // namespace heed

@@ -1,0 +1,314 @@
+#include "config/fields.hpp"
+
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+namespace heed::config_fields {
+namespace {
+
+using nlohmann::json;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Allowed interval of a number; open ends exclude the bound.
+struct Range {
+  double lo = -kInf, hi = kInf;
+  bool lo_open = false, hi_open = false;
+
+  bool contains(double v) const {
+    return (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi);
+  }
+};
+Range at_least(double lo) { return {lo, kInf, false, false}; }
+Range above(double lo) { return {lo, kInf, true, false}; }
+Range fraction_below_one() { return {0, 1, false, true}; }     // [0, 1)
+Range fraction_above_zero() { return {0, 1, true, false}; }    // (0, 1]
+
+// Shortest decimal that reads back as the same float: 0.001f prints as 0.001, not 0.0010000000474.
+double shortest(float v) {
+  char buf[32];
+  auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+  return std::strtod(std::string(buf, end).c_str(), nullptr);
+}
+
+std::string number_text(double v) {
+  json j = v;
+  if (v == std::floor(v) && std::fabs(v) < 1e15) j = static_cast<long long>(v);
+  return j.dump();
+}
+
+std::string describe(const std::string& noun, const Range& r) {
+  std::string s = noun;
+  if (r.lo != -kInf) s += (r.lo_open ? " > " : " >= ") + number_text(r.lo);
+  if (r.hi != kInf) s += std::string(r.lo != -kInf ? " and" : "") + (r.hi_open ? " < " : " <= ") + number_text(r.hi);
+  return s;
+}
+
+json range_schema(const char* type, const Range& r) {
+  json s = {{"type", type}};
+  if (r.lo != -kInf) s[r.lo_open ? "exclusiveMinimum" : "minimum"] = r.lo;
+  if (r.hi != kInf) s[r.hi_open ? "exclusiveMaximum" : "maximum"] = r.hi;
+  if (s.contains("minimum") && s["minimum"] == std::floor(r.lo)) s["minimum"] = static_cast<long long>(r.lo);
+  return s;
+}
+
+// The builders below take an accessor `[](auto& c) -> auto& { return c.section.field; }`
+// that works on both Config& and const Config&.
+#define HEED_AT(member) [](auto& c) -> auto& { return c.member; }
+
+template <class At>
+Field integer(std::string path, At at, Range range, std::string doc) {
+  std::string allowed = describe("an integer", range);
+  return {path, doc, allowed, range_schema("integer", range), false,
+          [at, range, allowed](Config& c, const json& v) {
+            if (!v.is_number_integer()) throw BadValue(allowed);
+            if (v.is_number_unsigned() ? v.get<uint64_t>() > uint64_t(INT_MAX) : v.get<int64_t>() < INT_MIN)
+              throw BadValue(allowed + " that fits in 32 bits");
+            int x = v.get<int>();
+            if (!range.contains(x)) throw BadValue(allowed);
+            at(c) = x;
+          },
+          [at](const Config& c) { return json(at(c)); }};
+}
+
+template <class At>
+Field unsigned64(std::string path, At at, std::string doc) {
+  std::string allowed = "an integer >= 0";
+  return {path, doc, allowed, {{"type", "integer"}, {"minimum", 0}}, false,
+          [at, allowed](Config& c, const json& v) {
+            if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0)) throw BadValue(allowed);
+            at(c) = v.get<uint64_t>();
+          },
+          [at](const Config& c) { return json(at(c)); }};
+}
+
+// A float or double field; JSON integers are accepted too.
+template <class At>
+Field number(std::string path, At at, Range range, std::string doc) {
+  using T = std::remove_cvref_t<decltype(at(std::declval<Config&>()))>;
+  std::string allowed = describe("a number", range);
+  return {path, doc, allowed, range_schema("number", range), false,
+          [at, range, allowed](Config& c, const json& v) {
+            if (!v.is_number()) throw BadValue(allowed);
+            double x = v.get<double>();
+            if (!range.contains(x) || !std::isfinite(static_cast<T>(x))) throw BadValue(allowed);
+            at(c) = static_cast<T>(x);
+          },
+          [at](const Config& c) {
+            if constexpr (std::is_same_v<T, float>) return json(shortest(at(c)));
+            else return json(at(c));
+          }};
+}
+
+template <class At>
+Field boolean(std::string path, At at, std::string doc) {
+  return {path, doc, "true or false", {{"type", "boolean"}}, false,
+          [at](Config& c, const json& v) {
+            if (!v.is_boolean()) throw BadValue("true or false");
+            at(c) = v.get<bool>();
+          },
+          [at](const Config& c) { return json(at(c)); }};
+}
+
+template <class At>
+Field text(std::string path, At at, std::string doc) {
+  return {path, doc, "a string", {{"type", "string"}}, true,
+          [at](Config& c, const json& v) {
+            if (!v.is_string()) throw BadValue("a string");
+            at(c) = v.get<std::string>();
+          },
+          [at](const Config& c) { return json(at(c)); }};
+}
+
+template <class At>
+Field choice(std::string path, At at, std::vector<std::string> options, std::string doc) {
+  std::string allowed = "one of";
+  for (size_t i = 0; i < options.size(); ++i) allowed += (i ? ", " : " ") + json(options[i]).dump();
+  return {path, doc, allowed, {{"type", "string"}, {"enum", options}}, true,
+          [at, options, allowed](Config& c, const json& v) {
+            if (!v.is_string()) throw BadValue(allowed);
+            auto s = v.get<std::string>();
+            if (std::find(options.begin(), options.end(), s) == options.end()) throw BadValue(allowed);
+            at(c) = s;
+          },
+          [at](const Config& c) { return json(at(c)); }};
+}
+
+template <class At>
+Field file_list(std::string path, At at, std::string doc) {
+  std::string allowed = "a string or a list of strings";
+  json schema = {{"anyOf", {{{"type", "string"}}, {{"type", "array"}, {"items", {{"type", "string"}}}}}}};
+  return {path, doc, allowed, schema, false,
+          [at, allowed](Config& c, const json& v) {
+            std::vector<std::string> files;
+            if (v.is_string()) {
+              files.push_back(v.get<std::string>());
+            } else if (v.is_array()) {
+              for (const auto& item : v) {
+                if (!item.is_string()) throw BadValue(allowed);
+                files.push_back(item.get<std::string>());
+              }
+            } else {
+              throw BadValue(allowed);
+            }
+            at(c) = files;
+          },
+          [at](const Config& c) { return json(at(c)); }};
+}
+
+// "90s", "15m", "2h", "1h30m", "1.5h" -> seconds; nullopt when malformed.
+std::optional<double> parse_duration(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  double total = 0;
+  const char* p = s.c_str();
+  const char* end = p + s.size();
+  while (p < end) {
+    const char* start = p;
+    while (p < end && (std::isdigit(static_cast<unsigned char>(*p)) || *p == '.')) ++p;
+    if (p == start || p == end) return std::nullopt;
+    double amount = 0;
+    auto [ptr, ec] = std::from_chars(start, p, amount);
+    if (ec != std::errc() || ptr != p) return std::nullopt;
+    switch (*p++) {
+      case 's': total += amount; break;
+      case 'm': total += amount * 60; break;
+      case 'h': total += amount * 3600; break;
+      default: return std::nullopt;
+    }
+  }
+  return total;
+}
+
+template <class At>
+Field duration(std::string path, At at, std::string doc) {
+  std::string allowed = "a number of seconds >= 0 or a duration like \"90s\", \"15m\", \"2h\", \"1h30m\"";
+  json schema = {{"anyOf",
+                  {{{"type", "number"}, {"minimum", 0}},
+                   {{"type", "string"}, {"pattern", "^([0-9]+(\\.[0-9]+)?[smh])+$"}}}}};
+  return {path, doc, allowed, schema, false,
+          [at, allowed](Config& c, const json& v) {
+            std::optional<double> seconds;
+            if (v.is_number()) seconds = v.get<double>();
+            else if (v.is_string()) seconds = parse_duration(v.get<std::string>());
+            if (!seconds || !(*seconds >= 0) || !std::isfinite(*seconds)) throw BadValue(allowed);
+            at(c) = *seconds;
+          },
+          [at](const Config& c) { return json(at(c)); }};
+}
+
+const std::vector<Field>& table() {
+  static const std::vector<Field> fields = {
+      text("model_dir", HEED_AT(model_dir), "Model directory (checkpoints, tokenizer, config); the -m flag overrides it."),
+      unsigned64("seed", HEED_AT(seed), "Random seed for parameter init, data order and dropout."),
+
+      choice("model.arch", HEED_AT(model.arch), {"gru-bahdanau", "transformer"}, "Model architecture."),
+      number("model.dropout", HEED_AT(model.dropout), fraction_below_one(), "Dropout probability."),
+      boolean("model.share_embeddings", HEED_AT(model.share_embeddings), "Source and target share one embedding matrix (needs tokenizer.joint)."),
+      integer("model.gru.emb_dim", HEED_AT(model.gru.emb_dim), at_least(1), "Embedding size."),
+      integer("model.gru.enc_hidden", HEED_AT(model.gru.enc_hidden), at_least(1), "Encoder GRU size per direction (the encoder is bidirectional)."),
+      integer("model.gru.enc_layers", HEED_AT(model.gru.enc_layers), at_least(1), "Encoder GRU layers."),
+      integer("model.gru.dec_hidden", HEED_AT(model.gru.dec_hidden), at_least(1), "Decoder GRU size."),
+      integer("model.gru.attn_dim", HEED_AT(model.gru.attn_dim), at_least(1), "Bahdanau attention hidden size."),
+      integer("model.gru.readout_dim", HEED_AT(model.gru.readout_dim), at_least(1), "Size of the readout layer before the output projection."),
+      choice("model.gru.readout_act", HEED_AT(model.gru.readout_act), {"tanh", "linear"}, "Activation of the readout layer."),
+      boolean("model.gru.tie_output", HEED_AT(model.gru.tie_output), "Output projection shares the target embedding (needs readout_dim == emb_dim)."),
+      integer("model.transformer.d_model", HEED_AT(model.transformer.d_model), at_least(1), "Model width (a multiple of heads)."),
+      integer("model.transformer.heads", HEED_AT(model.transformer.heads), at_least(1), "Attention heads."),
+      integer("model.transformer.ffn_dim", HEED_AT(model.transformer.ffn_dim), at_least(1), "Feed-forward inner size."),
+      integer("model.transformer.enc_layers", HEED_AT(model.transformer.enc_layers), at_least(1), "Encoder layers."),
+      integer("model.transformer.dec_layers", HEED_AT(model.transformer.dec_layers), at_least(1), "Decoder layers."),
+      integer("model.transformer.max_positions", HEED_AT(model.transformer.max_positions), at_least(1), "Longest sequence (tokens) the position encoding covers."),
+      boolean("model.transformer.pre_norm", HEED_AT(model.transformer.pre_norm), "Layer norm before each sublayer instead of after."),
+      choice("model.transformer.activation", HEED_AT(model.transformer.activation), {"relu", "gelu"}, "Feed-forward activation."),
+
+      file_list("data.train.src", HEED_AT(data.train_src), "Training source file(s), one sentence per line."),
+      file_list("data.train.tgt", HEED_AT(data.train_tgt), "Training target file(s), line-aligned with data.train.src."),
+      text("data.dev.src", HEED_AT(data.dev_src), "Validation source file."),
+      text("data.dev.tgt", HEED_AT(data.dev_tgt), "Validation reference file."),
+      integer("data.max_length", HEED_AT(data.max_length), at_least(1), "Training pairs longer than this (tokens, either side) are skipped."),
+      number("data.max_length_ratio", HEED_AT(data.max_length_ratio), at_least(0), "Skip training pairs whose longer/shorter length ratio exceeds this; 0 = off, else >= 1."),
+      text("data.cache_dir", HEED_AT(data.cache_dir), "Where encoded data is cached; \"\" = <model_dir>/cache."),
+
+      text("tokenizer.path", HEED_AT(tokenizer.path), "Existing tokenizer.json to use instead of learning one; \"\" = learn from the training data."),
+      integer("tokenizer.vocab_size", HEED_AT(tokenizer.vocab_size), at_least(260), "Vocabulary size, including 4 special and 256 byte tokens."),
+      boolean("tokenizer.joint", HEED_AT(tokenizer.joint), "One vocabulary for both languages (false: one per side)."),
+      number("tokenizer.character_coverage", HEED_AT(tokenizer.character_coverage), fraction_above_zero(), "Share of character occurrences kept in the alphabet; rarer characters fall back to bytes."),
+
+      choice("training.optimizer", HEED_AT(training.optimizer), {"adam", "adamw"}, "Optimizer (adamw: decoupled weight decay)."),
+      number("training.learning_rate", HEED_AT(training.learning_rate), above(0), "Peak learning rate."),
+      number("training.beta1", HEED_AT(training.beta1), fraction_below_one(), "Adam beta1."),
+      number("training.beta2", HEED_AT(training.beta2), fraction_below_one(), "Adam beta2."),
+      number("training.eps", HEED_AT(training.eps), above(0), "Adam epsilon."),
+      number("training.weight_decay", HEED_AT(training.weight_decay), at_least(0), "Weight decay (L2 for adam, decoupled for adamw)."),
+      choice("training.schedule", HEED_AT(training.schedule), {"constant", "inverse-sqrt", "linear", "cosine"}, "Learning-rate schedule after warmup."),
+      integer("training.warmup_steps", HEED_AT(training.warmup_steps), at_least(0), "Steps of linear warmup from 0 to learning_rate (inverse-sqrt needs >= 1)."),
+      number("training.min_learning_rate", HEED_AT(training.min_learning_rate), at_least(0), "Floor of the learning rate for linear and cosine decay."),
+      number("training.clip_norm", HEED_AT(training.clip_norm), at_least(0), "Clip the global gradient norm to this; 0 = off."),
+      number("training.label_smoothing", HEED_AT(training.label_smoothing), fraction_below_one(), "Label smoothing of the cross-entropy loss."),
+      integer("training.batch_tokens", HEED_AT(training.batch_tokens), at_least(1), "Target tokens per batch."),
+      integer("training.accumulate", HEED_AT(training.accumulate), at_least(1), "Batches whose gradients are summed per update."),
+      integer("training.max_epochs", HEED_AT(training.max_epochs), at_least(0), "Stop after this many epochs; 0 = no limit."),
+      integer("training.max_steps", HEED_AT(training.max_steps), at_least(0), "Stop after this many updates; 0 = no limit."),
+      duration("training.max_time", HEED_AT(training.max_time), "Stop after this much training time; 0 = no limit."),
+      integer("training.patience", HEED_AT(training.patience), at_least(0), "Stop after this many validations without improvement; 0 = off."),
+      integer("training.validate_every", HEED_AT(training.validate_every), at_least(1), "Validate every this many updates."),
+      choice("training.validation_metric", HEED_AT(training.validation_metric), {"bleu", "cross-entropy"}, "Metric that picks the best checkpoint and drives patience."),
+      integer("training.log_every", HEED_AT(training.log_every), at_least(1), "Log progress every this many updates."),
+      integer("training.keep_last", HEED_AT(training.keep_last), at_least(1), "Checkpoints kept (besides the best one)."),
+      integer("training.max_bad_steps", HEED_AT(training.max_bad_steps), at_least(1), "Give up after this many consecutive updates with a non-finite loss or gradient."),
+      boolean("training.resume", HEED_AT(training.resume), "Continue from the last checkpoint in model_dir."),
+
+      integer("decoding.beam", HEED_AT(decoding.beam), at_least(1), "Beam size (1 = greedy)."),
+      number("decoding.length_penalty", HEED_AT(decoding.length_penalty), at_least(0), "Length penalty exponent: score / length^alpha; 0 = off."),
+      number("decoding.max_length_ratio", HEED_AT(decoding.max_length_ratio), above(0), "Output length limit: max_length_ratio * source length + max_length_offset."),
+      integer("decoding.max_length_offset", HEED_AT(decoding.max_length_offset), at_least(0), "See decoding.max_length_ratio."),
+      integer("decoding.batch_size", HEED_AT(decoding.batch_size), at_least(1), "Sentences per batch."),
+      integer("decoding.batch_tokens", HEED_AT(decoding.batch_tokens), at_least(0), "Source tokens per batch; 0 = use batch_size."),
+      integer("decoding.validation_beam", HEED_AT(decoding.validation_beam), at_least(1), "Beam size for BLEU during training validation."),
+  };
+  return fields;
+}
+
+#undef HEED_AT
+
+const std::vector<std::pair<std::string, std::string>>& sections() {
+  static const std::vector<std::pair<std::string, std::string>> docs = {
+      {"model", "Model architecture and sizes."},
+      {"model.gru", "GRU encoder-decoder with Bahdanau attention (model.arch = gru-bahdanau)."},
+      {"model.transformer", "Transformer (model.arch = transformer)."},
+      {"data", "Training and validation data."},
+      {"data.train", "Training corpus: source and target files, line-aligned."},
+      {"data.dev", "Validation set."},
+      {"tokenizer", "Subword tokenizer (BPE)."},
+      {"training", "Optimizer, schedule, batching and stopping."},
+      {"decoding", "Beam search for translate and validation."},
+  };
+  return docs;
+}
+
+}  // namespace
+
+const std::vector<Field>& all() { return table(); }
+
+const Field* find(std::string_view path) {
+  for (const auto& f : table())
+    if (f.path == path) return &f;
+  return nullptr;
+}
+
+bool is_section(std::string_view path) {
+  for (const auto& [name, doc] : sections())
+    if (name == path) return true;
+  return false;
+}
+
+std::string section_doc(std::string_view path) {
+  for (const auto& [name, doc] : sections())
+    if (name == path) return doc;
+  return "";
+}
+
+}  // namespace heed::config_fields
