@@ -1,0 +1,72 @@
+#pragma once
+// A small reverse-mode autograd. A Var is a node holding a value and (after backward) a
+// gradient. Each op computes its value eagerly and, when gradients are wanted, appends its
+// backward function to the tape. backward(loss) runs the tape in reverse once and clears it,
+// which frees every intermediate the closures kept alive. Parameter gradients accumulate across
+// backward calls (gradient accumulation) until zero_grad.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tensor/tensor.hpp"
+
+namespace heed {
+
+struct VarNode {
+  Tensor value;
+  Tensor grad;  // undefined until a gradient reaches this node
+  bool requires_grad = false;
+};
+
+class Var {
+ public:
+  Var() = default;
+  explicit Var(Tensor value, bool requires_grad = false);
+
+  bool defined() const { return node_ != nullptr; }
+  const Tensor& value() const { return node_->value; }
+  const Tensor& grad() const { return node_->grad; }
+  bool requires_grad() const { return node_ && node_->requires_grad; }
+  const Shape& shape() const { return node_->value.shape(); }
+  int64_t dim(int axis) const { return node_->value.dim(axis); }
+  int ndim() const { return node_->value.ndim(); }
+  VarNode* node() const { return node_.get(); }
+  const std::shared_ptr<VarNode>& node_ptr() const { return node_; }
+
+  // Adds g to the gradient (adopting g's storage when there was none: g must not be reused).
+  void accumulate_grad(const Tensor& g) const;
+  void zero_grad() const { node_->grad = Tensor(); }
+
+ private:
+  std::shared_ptr<VarNode> node_;
+};
+
+// Records gradients only while enabled and while some input requires them.
+bool grad_enabled();
+class NoGradGuard {
+ public:
+  NoGradGuard();
+  ~NoGradGuard();
+  NoGradGuard(const NoGradGuard&) = delete;
+  NoGradGuard& operator=(const NoGradGuard&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// True when an op with these inputs must record a backward function.
+bool needs_grad(std::initializer_list<const Var*> inputs);
+
+// Appends a backward function to the tape (ops call this).
+void record_backward(std::function<void()> backward);
+size_t tape_size();
+void clear_tape();
+
+// Seeds d(loss)/d(loss) = 1 for a one-element loss, runs the tape in reverse, clears it.
+void backward(const Var& loss);
+
+// Output node's gradient, or an undefined tensor when nothing flowed back into it.
+inline const Tensor& grad_of(const std::shared_ptr<VarNode>& node) { return node->grad; }
+
+}  // namespace heed

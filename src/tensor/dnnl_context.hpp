@@ -1,0 +1,49 @@
+#pragma once
+// The oneDNN engine and stream, and our primitive cache: a training step looks its primitives up
+// by a key (shape, transposes, attributes) and creates none after the first steps.
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <functional>
+#include <string>
+#include <unordered_map>
+
+#include "tensor/tensor.hpp"
+
+namespace heed::dnnl_ctx {
+
+dnnl::engine& engine();
+dnnl::stream& stream();
+
+// A memory object over a tensor's buffer with the given logical dims and strides.
+dnnl::memory memory(const dnnl::memory::dims& dims, const dnnl::memory::dims& strides, float* data);
+dnnl::memory dense_memory(const Tensor& t);  // dims = t's shape, dense strides
+dnnl::memory::dims dims_of(const Shape& shape);
+
+// Cached primitive by key; `make` runs only on a miss. Thread-local like the tape.
+template <class Primitive, class PrimitiveDesc>
+struct Cached {
+  PrimitiveDesc pd;
+  Primitive prim;
+};
+
+struct PrimitiveCache {
+  std::unordered_map<std::string, std::shared_ptr<void>> entries;
+  size_t misses = 0;
+};
+PrimitiveCache& cache();
+
+template <class Entry>
+Entry& cached(const std::string& key, const std::function<Entry()>& make) {
+  auto& c = cache();
+  auto it = c.entries.find(key);
+  if (it == c.entries.end()) {
+    ++c.misses;
+    it = c.entries.emplace(key, std::make_shared<Entry>(make())).first;
+  }
+  return *static_cast<Entry*>(it->second.get());
+}
+
+// Primitive creations so far (tests assert a training step creates none after warm-up).
+size_t primitive_misses();
+
+}  // namespace heed::dnnl_ctx

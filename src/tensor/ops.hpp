@@ -1,0 +1,88 @@
+#pragma once
+// Differentiable ops on Vars. Each op computes its value now and, when a gradient is wanted,
+// records its backward function (see autograd.hpp); forward and backward of an op live side by
+// side in one file under tensor/ops/. oneDNN runs matmuls, eltwise, softmax and layer norm;
+// our own loops do what oneDNN 2.6 lacks (gathers, reductions, dropout, the loss, GRU gates).
+#include <cstdint>
+#include <vector>
+
+#include "tensor/autograd.hpp"
+#include "tensor/random.hpp"
+#include "tensor/tensor.hpp"
+
+namespace heed {
+
+// ---- tensor kernels (no autograd) used by ops, optimizers and decoders ----
+// C = op(A)·op(B) (+ C when accumulate). 2-D [M,K]x[K,N], or 3-D batched with equal batch,
+// or 3-D A with 2-D B (B shared by the batch). op(X) = Xᵀ when the flag is set (a strided view,
+// never a copy). C must be dense with the result's shape.
+void matmul_into(const Tensor& c, const Tensor& a, const Tensor& b, bool trans_a, bool trans_b,
+                 bool accumulate = false);
+void add_into(const Tensor& dst, const Tensor& src);  // dst += src, same shape
+void scale_into(const Tensor& dst, float s);          // dst *= s
+// Sums a gradient of shape `from` down to the broadcast shape `to` (numpy rules).
+Tensor reduce_to_shape(const Tensor& grad, const Shape& to);
+
+// ---- linear algebra ----
+Var matmul(const Var& a, const Var& b, bool trans_a = false, bool trans_b = false);
+// x[..., I] · wᵀ + bias, w stored [O, I] (PyTorch's layout); bias may be undefined.
+Var linear(const Var& x, const Var& w, const Var& bias);
+
+// ---- elementwise, with numpy broadcasting of b to a's shape ----
+Var add(const Var& a, const Var& b);
+Var sub(const Var& a, const Var& b);
+Var mul(const Var& a, const Var& b);
+Var scale(const Var& a, float s);
+Var tanh(const Var& a);
+Var sigmoid(const Var& a);
+Var relu(const Var& a);
+Var gelu(const Var& a);  // erf form
+
+// ---- normalisation along the last axis ----
+Var softmax(const Var& a);
+Var log_softmax(const Var& a);
+Var layer_norm(const Var& x, const Var& gamma, const Var& beta, float eps = 1e-5f);
+
+// ---- shape ----
+Var reshape(const Var& a, const Shape& shape);
+Var permute(const Var& a, const std::vector<int>& axes);  // dense copy in the new order
+Var concat(const std::vector<Var>& parts, int axis);
+std::vector<Var> split(const Var& a, const std::vector<int64_t>& sizes, int axis);
+Var slice_rows(const Var& a, int64_t begin, int64_t end);  // first axis
+
+// ---- lookup, masking, dropout, reductions ----
+// table[V, E], ids of any shape → [ids..., E]; backward scatter-adds into the table rows.
+Var embedding(const Var& table, const std::vector<int32_t>& ids, const Shape& ids_shape);
+// Where mask (0/1, broadcast to x's shape) is 1, the output is `value` and the gradient 0.
+Var masked_fill(const Var& x, const Tensor& mask, float value);
+// Inverted dropout with probability p; the mask comes from rng (one key per call).
+Var dropout(const Var& x, float p, Rng& rng);
+Var sum(const Var& a);
+Var mean(const Var& a);
+
+// ---- the loss ----
+struct CrossEntropyStats {
+  double nll_sum = 0;     // Σ −log p(label) over counted labels
+  double loss_sum = 0;    // label-smoothed, before dividing
+  int64_t labels = 0;     // labels not equal to ignore_index
+};
+// logits[N, V], one target per row. Per counted row: (1−ε)(−log p[y]) + ε/V Σ_k (−log p[k]);
+// the result is the sum over counted rows divided by `normalizer` (e.g. the label count).
+Var cross_entropy(const Var& logits, const std::vector<int32_t>& targets, int ignore_index,
+                  float label_smoothing, float normalizer, CrossEntropyStats* stats = nullptr);
+
+// ---- recurrent and attention kernels ----
+// GRU with PyTorch's gate order r, z, n and linear-before-reset:
+//   r = σ(gi_r + W_hr h + b_hr), z = σ(gi_z + W_hz h + b_hz), n = tanh(gi_n + r ⊙ (W_hn h + b_hn)),
+//   h' = (1 − z) ⊙ n + z ⊙ h.   gi = W_i x + b_i is computed outside (one big matmul).
+// One step: gi[B, 3H], h[B, H], w_hh[3H, H], b_hh[3H] → h'[B, H].
+Var gru_cell(const Var& gi, const Var& h, const Var& w_hh, const Var& b_hh);
+// A whole sequence: gi[B, T, 3H] → outputs [B, T, H], zero at padded positions t ≥ lengths[b].
+// reverse = true runs from each sentence's own last token down to 0 (state starts at zero).
+Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vector<int32_t>& lengths,
+                 bool reverse);
+// Bahdanau scores: e[b, j] = Σ_a v[a] · tanh(query[b, a] + keys[b, j, a]); query [B, A],
+// keys [B, S, A], v [1, A] → [B, S]. Fused so that the [B, S, A] tanh is never an autograd node.
+Var additive_attention_scores(const Var& query, const Var& keys, const Var& v);
+
+}  // namespace heed

@@ -1,0 +1,72 @@
+// Bahdanau (additive) attention scores, fused: e[b, j] = Σ_a v[a] tanh(q[b, a] + k[b, j, a]).
+// Unfused, every decoder step would materialise a [B, S, A] tanh tensor and its gradient as
+// autograd nodes; here the tanh is recomputed in backward instead of stored.
+#include "tensor/ops.hpp"
+#include "tensor/ops/fast_math.hpp"
+#include "util/error.hpp"
+
+namespace heed {
+
+Var additive_attention_scores(const Var& query, const Var& keys, const Var& v) {
+  const int64_t B = keys.dim(0), S = keys.dim(1), A = keys.dim(2);
+  if (query.dim(0) != B || query.dim(1) != A || v.value().numel() != A)
+    throw Error("attention scores: query " + shape_str(query.shape()) + ", keys " + shape_str(keys.shape()) +
+                ", v " + shape_str(v.shape()));
+  Tensor qv = query.value().contiguous(), kv = keys.value().contiguous(), vv = v.value().contiguous();
+  Tensor e = Tensor::empty({B, S});
+  const float* pq = qv.data();
+  const float* pk = kv.data();
+  const float* pv = vv.data();
+  float* pe = e.data();
+#pragma omp parallel for collapse(2) schedule(static) if (B * S * A > 65536)
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t j = 0; j < S; ++j) {
+      const float* q = pq + b * A;
+      const float* k = pk + (b * S + j) * A;
+      float acc = 0;
+#pragma omp simd reduction(+ : acc)
+      for (int64_t a = 0; a < A; ++a) acc += pv[a] * fast_tanh(q[a] + k[a]);
+      pe[b * S + j] = acc;
+    }
+  Var result(e, needs_grad({&query, &keys, &v}));
+  if (result.requires_grad()) {
+    auto on = result.node_ptr();
+    record_backward([query, keys, v, qv, kv, vv, on, B, S, A] {
+      if (!on->grad.defined()) return;
+      Tensor g = on->grad.contiguous();
+      Tensor dq = Tensor::zeros({B, A}), dv = Tensor::zeros({A});
+      bool fresh_k = !keys.grad().defined();
+      Tensor dk = fresh_k ? Tensor::zeros(keys.shape()) : keys.grad();
+      const float* pq = qv.data();
+      const float* pk = kv.data();
+      const float* pv = vv.data();
+      const float* pg = g.data();
+      float* pdq = dq.data();
+      float* pdk = dk.data();
+      float* pdv = dv.data();
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t j = 0; j < S; ++j) {
+          const float ge = pg[b * S + j];
+          if (ge == 0.f) continue;  // masked positions get no gradient from the softmax
+          const float* q = pq + b * A;
+          const float* k = pk + (b * S + j) * A;
+          float* dkr = pdk + (b * S + j) * A;
+          float* dqr = pdq + b * A;
+#pragma omp simd
+          for (int64_t a = 0; a < A; ++a) {
+            const float t = fast_tanh(q[a] + k[a]);
+            const float d = ge * pv[a] * (1.f - t * t);
+            dqr[a] += d;
+            dkr[a] += d;
+            pdv[a] += ge * t;
+          }
+        }
+      query.accumulate_grad(dq);
+      if (fresh_k) keys.accumulate_grad(dk);
+      v.accumulate_grad(dv.reshape(v.shape()));
+    });
+  }
+  return result;
+}
+
+}  // namespace heed

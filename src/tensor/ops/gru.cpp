@@ -1,0 +1,177 @@
+// GRU kernels (PyTorch / oneDNN linear-before-reset equations, gate order r, z, n). The
+// recurrent matmul of each step runs on oneDNN; the gate arithmetic is one fused loop, and the
+// input projection for all steps is a single matmul done by the caller. Our own loop rather than
+// oneDNN's RNN primitive because per-sentence lengths must hold: padded rows neither update the
+// state nor emit output, and the reverse direction starts at each sentence's own last token.
+#include <cstring>
+
+#include "tensor/ops.hpp"
+#include "tensor/ops/fast_math.hpp"
+#include "util/error.hpp"
+
+namespace heed {
+namespace {
+
+// Forward gates for one row. gi, gh: 3H (gh includes b_hh). Writes r, z, n, hn and h_new.
+inline void gate_forward(int64_t H, const float* gi, const float* gh, const float* h, float* r, float* z,
+                         float* n, float* hn, float* h_new) {
+#pragma omp simd
+  for (int64_t j = 0; j < H; ++j) {
+    const float rj = fast_sigmoid(gi[j] + gh[j]);
+    const float zj = fast_sigmoid(gi[H + j] + gh[H + j]);
+    const float hnj = gh[2 * H + j];
+    const float nj = fast_tanh(gi[2 * H + j] + rj * hnj);
+    r[j] = rj;
+    z[j] = zj;
+    n[j] = nj;
+    hn[j] = hnj;
+    h_new[j] = (1.f - zj) * nj + zj * h[j];
+  }
+}
+
+// Backward for one row: from dh_new, writes dgi (3H), dgh (3H) and dh_direct = dh_new ⊙ z.
+inline void gate_backward(int64_t H, const float* dh_new, const float* h, const float* r, const float* z,
+                          const float* n, const float* hn, float* dgi, float* dgh, float* dh_direct) {
+#pragma omp simd
+  for (int64_t j = 0; j < H; ++j) {
+    const float d = dh_new[j];
+    const float dn_pre = d * (1.f - z[j]) * (1.f - n[j] * n[j]);
+    const float dz_pre = d * (h[j] - n[j]) * z[j] * (1.f - z[j]);
+    const float dr_pre = dn_pre * hn[j] * r[j] * (1.f - r[j]);
+    dgi[j] = dr_pre;
+    dgi[H + j] = dz_pre;
+    dgi[2 * H + j] = dn_pre;
+    dgh[j] = dr_pre;
+    dgh[H + j] = dz_pre;
+    dgh[2 * H + j] = dn_pre * r[j];
+    dh_direct[j] = d * z[j];
+  }
+}
+
+// gh = h · W_hhᵀ + b_hh
+void recurrent_projection(const Tensor& gh, const Tensor& h, const Tensor& w_hh, const Tensor& b_hh) {
+  matmul_into(gh, h, w_hh, false, true);
+  const int64_t rows = gh.dim(0), cols = gh.dim(1);
+  float* p = gh.data();
+  const float* b = b_hh.data();
+  for (int64_t i = 0; i < rows; ++i)
+#pragma omp simd
+    for (int64_t j = 0; j < cols; ++j) p[i * cols + j] += b[j];
+}
+
+void accumulate_param_grads(const Var& w_hh, const Var& b_hh, const Tensor& dgh_rows, const Tensor& h_rows) {
+  if (w_hh.requires_grad()) {
+    bool fresh = !w_hh.grad().defined();
+    Tensor dw = fresh ? Tensor::empty(w_hh.shape()) : w_hh.grad();
+    matmul_into(dw, dgh_rows, h_rows, true, false, !fresh);
+    if (fresh) w_hh.accumulate_grad(dw);
+  }
+  if (b_hh.requires_grad()) {
+    const int64_t rows = dgh_rows.dim(0), cols = dgh_rows.dim(1);
+    Tensor db = Tensor::zeros({cols});
+    const float* p = dgh_rows.data();
+    for (int64_t i = 0; i < rows; ++i)
+#pragma omp simd
+      for (int64_t j = 0; j < cols; ++j) db.data()[j] += p[i * cols + j];
+    b_hh.accumulate_grad(db.reshape(b_hh.shape()));
+  }
+}
+
+void check_shapes(const Shape& gi, int64_t H, const Var& w_hh, const Var& b_hh) {
+  if (gi.back() != 3 * H || w_hh.dim(0) != 3 * H || w_hh.dim(1) != H || b_hh.value().numel() != 3 * H)
+    throw Error("gru: input " + shape_str(gi) + " with recurrent weight " + shape_str(w_hh.shape()));
+}
+}  // namespace
+
+Var gru_cell(const Var& gi, const Var& h, const Var& w_hh, const Var& b_hh) {
+  const int64_t B = h.dim(0), H = h.dim(1);
+  check_shapes(gi.shape(), H, w_hh, b_hh);
+  Tensor giv = gi.value().contiguous(), hv = h.value().contiguous();
+  Tensor gh = Tensor::empty({B, 3 * H});
+  recurrent_projection(gh, hv, w_hh.value(), b_hh.value());
+  Tensor r = Tensor::empty({B, H}), z = Tensor::empty({B, H}), n = Tensor::empty({B, H}), hn = Tensor::empty({B, H});
+  Tensor out = Tensor::empty({B, H});
+  for (int64_t b = 0; b < B; ++b)
+    gate_forward(H, giv.data() + b * 3 * H, gh.data() + b * 3 * H, hv.data() + b * H, r.data() + b * H,
+                 z.data() + b * H, n.data() + b * H, hn.data() + b * H, out.data() + b * H);
+  Var result(out, needs_grad({&gi, &h, &w_hh, &b_hh}));
+  if (result.requires_grad()) {
+    auto on = result.node_ptr();
+    record_backward([gi, h, w_hh, b_hh, hv, r, z, n, hn, on, B, H] {
+      if (!on->grad.defined()) return;
+      Tensor g = on->grad.contiguous();
+      Tensor dgi = Tensor::empty({B, 3 * H}), dgh = Tensor::empty({B, 3 * H}), dh = Tensor::empty({B, H});
+      for (int64_t b = 0; b < B; ++b)
+        gate_backward(H, g.data() + b * H, hv.data() + b * H, r.data() + b * H, z.data() + b * H, n.data() + b * H,
+                      hn.data() + b * H, dgi.data() + b * 3 * H, dgh.data() + b * 3 * H, dh.data() + b * H);
+      if (h.requires_grad()) {
+        matmul_into(dh, dgh, w_hh.value(), false, false, true);
+        h.accumulate_grad(dh);
+      }
+      gi.accumulate_grad(dgi.reshape(gi.shape()));
+      accumulate_param_grads(w_hh, b_hh, dgh, hv);
+    });
+  }
+  return result;
+}
+
+Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vector<int32_t>& lengths,
+                 bool reverse) {
+  if (gi.ndim() != 3) throw Error("gru_sequence: input must be [B, T, 3H], got " + shape_str(gi.shape()));
+  const int64_t B = gi.dim(0), T = gi.dim(1), H = w_hh.dim(1);
+  check_shapes(gi.shape(), H, w_hh, b_hh);
+  if (static_cast<int64_t>(lengths.size()) != B) throw Error("gru_sequence: one length per sentence needed");
+  for (auto l : lengths)
+    if (l < 0 || l > T) throw Error("gru_sequence: length " + std::to_string(l) + " outside [0, " + std::to_string(T) + "]");
+  Tensor giv = gi.value().contiguous();
+  Tensor out = Tensor::zeros({B, T, H});
+  // Per processing step s: the state before it and the gate values, [T, B, H] each.
+  Tensor h_prev = Tensor::zeros({T, B, H}), r = Tensor::empty({T, B, H}), z = Tensor::empty({T, B, H}),
+         n = Tensor::empty({T, B, H}), hn = Tensor::empty({T, B, H});
+  Tensor h = Tensor::zeros({B, H}), gh = Tensor::empty({B, 3 * H}), h_new = Tensor::empty({H});
+  for (int64_t s = 0; s < T; ++s) {
+    const int64_t t = reverse ? T - 1 - s : s;
+    std::memcpy(h_prev.data() + s * B * H, h.data(), B * H * sizeof(float));
+    recurrent_projection(gh, h, w_hh.value(), b_hh.value());
+    for (int64_t b = 0; b < B; ++b) {
+      if (t >= lengths[b]) continue;
+      const int64_t o = (s * B + b) * H;
+      gate_forward(H, giv.data() + (b * T + t) * 3 * H, gh.data() + b * 3 * H, h.data() + b * H, r.data() + o,
+                   z.data() + o, n.data() + o, hn.data() + o, h.data() + b * H);
+      std::memcpy(out.data() + (b * T + t) * H, h.data() + b * H, H * sizeof(float));
+    }
+  }
+  Var result(out, needs_grad({&gi, &w_hh, &b_hh}));
+  if (result.requires_grad()) {
+    auto on = result.node_ptr();
+    record_backward([gi, w_hh, b_hh, lengths, h_prev, r, z, n, hn, on, B, T, H, reverse] {
+      if (!on->grad.defined()) return;
+      Tensor g = on->grad.contiguous();
+      Tensor dgi = Tensor::zeros({B, T, 3 * H});
+      Tensor dgh_all = Tensor::zeros({T, B, 3 * H});
+      Tensor dh = Tensor::zeros({B, H}), dh_next = Tensor::empty({B, H}), d_total = Tensor::empty({H});
+      for (int64_t s = T - 1; s >= 0; --s) {
+        const int64_t t = reverse ? T - 1 - s : s;
+        float* dgh = dgh_all.data() + s * B * 3 * H;
+        std::memcpy(dh_next.data(), dh.data(), B * H * sizeof(float));  // inactive rows carry dh through
+        for (int64_t b = 0; b < B; ++b) {
+          if (t >= lengths[b]) continue;
+          const int64_t o = (s * B + b) * H;
+          const float* dout = g.data() + (b * T + t) * H;
+          float* dhb = dh.data() + b * H;
+          for (int64_t j = 0; j < H; ++j) d_total.data()[j] = dout[j] + dhb[j];
+          gate_backward(H, d_total.data(), h_prev.data() + o, r.data() + o, z.data() + o, n.data() + o,
+                        hn.data() + o, dgi.data() + (b * T + t) * 3 * H, dgh + b * 3 * H, dh_next.data() + b * H);
+        }
+        // dh_{prev} = direct part + dgh · W_hh (dgh is zero on inactive rows)
+        matmul_into(dh_next, dgh_all.slice(s, s + 1).reshape({B, 3 * H}), w_hh.value(), false, false, true);
+        std::swap(dh, dh_next);
+      }
+      gi.accumulate_grad(dgi);
+      accumulate_param_grads(w_hh, b_hh, dgh_all.reshape({T * B, 3 * H}), h_prev.reshape({T * B, H}));
+    });
+  }
+  return result;
+}
+
+}  // namespace heed

@@ -1,0 +1,197 @@
+// matmul and linear on oneDNN's matmul primitive. oneDNN 2.6 has no matmul backward, so the
+// gradients are matmuls too, over transposed *views* of the same buffers (strided memory
+// descriptors, full brgemm speed, no copies). Gradients accumulate with a sum post-op.
+#include <string>
+
+#include "tensor/dnnl_context.hpp"
+#include "tensor/ops.hpp"
+#include "util/error.hpp"
+
+namespace heed {
+namespace {
+using dnnl::memory;
+
+struct MatmulEntry {
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul prim;
+};
+
+// Logical [batch, rows, cols] view of a dense tensor that may be read transposed.
+struct Operand {
+  int64_t batch, rows, cols;
+  memory::dims dims, strides;
+};
+
+Operand operand(const Tensor& t, bool trans, int64_t batch_of_result) {
+  if (t.ndim() != 2 && t.ndim() != 3) throw Error("matmul needs 2-D or 3-D operands, got " + shape_str(t.shape()));
+  int64_t b = t.ndim() == 3 ? t.dim(0) : 1;
+  int64_t r = t.dim(-2), c = t.dim(-1);
+  Operand o;
+  o.batch = b;
+  o.rows = trans ? c : r;
+  o.cols = trans ? r : c;
+  memory::dims strides2 = trans ? memory::dims{1, c} : memory::dims{c, 1};
+  if (batch_of_result == 0) {
+    o.dims = {o.rows, o.cols};
+    o.strides = strides2;
+  } else {
+    o.dims = {b, o.rows, o.cols};
+    o.strides = {r * c, strides2[0], strides2[1]};
+  }
+  return o;
+}
+
+std::string dims_key(const memory::dims& d, const memory::dims& s) {
+  std::string k;
+  for (auto x : d) k += std::to_string(x) + ",";
+  k += "/";
+  for (auto x : s) k += std::to_string(x) + ",";
+  return k;
+}
+
+void run_matmul(const Tensor& c, const Tensor& a, bool ta, const Tensor& b, bool tb, const Tensor* bias,
+                bool accumulate) {
+  const bool batched = a.ndim() == 3 || b.ndim() == 3;
+  Operand oa = operand(a, ta, batched), ob = operand(b, tb, batched);
+  if (oa.cols != ob.rows || (ob.batch != 1 && ob.batch != oa.batch))
+    throw Error("matmul shapes " + shape_str(a.shape()) + (ta ? "ᵀ" : "") + " x " + shape_str(b.shape()) +
+                (tb ? "ᵀ" : "") + " do not match");
+  if (batched && a.ndim() == 2) throw Error("matmul: a 2-D left operand with a 3-D right operand");
+  memory::dims cdims = batched ? memory::dims{oa.batch, oa.rows, ob.cols} : memory::dims{oa.rows, ob.cols};
+  if (c.shape() != Shape(cdims.begin(), cdims.end()))
+    throw Error("matmul result " + shape_str(Shape(cdims.begin(), cdims.end())) + " into " + shape_str(c.shape()));
+  memory::dims cstrides = batched ? memory::dims{oa.rows * ob.cols, ob.cols, 1} : memory::dims{ob.cols, 1};
+  memory::dims bias_dims = batched ? memory::dims{1, 1, ob.cols} : memory::dims{1, ob.cols};
+  memory::dims bias_strides = batched ? memory::dims{ob.cols, ob.cols, 1} : memory::dims{ob.cols, 1};
+
+  std::string key = "matmul:" + dims_key(oa.dims, oa.strides) + "|" + dims_key(ob.dims, ob.strides) + "|" +
+                    dims_key(cdims, cstrides) + (bias ? "|bias" : "") + (accumulate ? "|acc" : "");
+  auto& e = dnnl_ctx::cached<MatmulEntry>(key, [&] {
+    memory::desc amd(oa.dims, memory::data_type::f32, oa.strides);
+    memory::desc bmd(ob.dims, memory::data_type::f32, ob.strides);
+    memory::desc cmd(cdims, memory::data_type::f32, cstrides);
+    dnnl::primitive_attr attr;
+    if (accumulate) {
+      dnnl::post_ops po;
+      po.append_sum(1.f);
+      attr.set_post_ops(po);
+    }
+    auto desc = bias ? dnnl::matmul::desc(amd, bmd, memory::desc(bias_dims, memory::data_type::f32, bias_strides), cmd)
+                     : dnnl::matmul::desc(amd, bmd, cmd);
+    dnnl::matmul::primitive_desc pd(desc, attr, dnnl_ctx::engine());
+    return MatmulEntry{pd, dnnl::matmul(pd)};
+  });
+  auto& eng = dnnl_ctx::engine();
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, memory(e.pd.src_desc(), eng, a.data())},
+      {DNNL_ARG_WEIGHTS, memory(e.pd.weights_desc(), eng, b.data())},
+      {DNNL_ARG_DST, memory(e.pd.dst_desc(), eng, c.data())}};
+  if (bias) args.emplace(DNNL_ARG_BIAS, memory(e.pd.bias_desc(), eng, bias->data()));
+  e.prim.execute(dnnl_ctx::stream(), args);
+  dnnl_ctx::stream().wait();
+}
+
+Shape matmul_shape(const Tensor& a, const Tensor& b, bool ta, bool tb) {
+  int64_t m = ta ? a.dim(-1) : a.dim(-2);
+  int64_t n = tb ? b.dim(-2) : b.dim(-1);
+  if (a.ndim() == 3) return {a.dim(0), m, n};
+  if (b.ndim() == 3) return {b.dim(0), m, n};
+  return {m, n};
+}
+
+// A gradient buffer to accumulate into: the existing one, or a new one (then `fresh`).
+Tensor grad_target(const Var& v, bool& fresh) {
+  fresh = !v.grad().defined();
+  return fresh ? Tensor::empty(v.shape()) : v.grad();
+}
+
+// dst (+)= op(x)·op(y), storing a fresh result as v's gradient.
+void matmul_grad(const Var& v, const Tensor& x, bool tx, const Tensor& y, bool ty) {
+  if (!v.requires_grad()) return;
+  bool fresh;
+  Tensor g = grad_target(v, fresh);
+  matmul_into(g, x, y, tx, ty, !fresh);
+  if (fresh) v.accumulate_grad(g);
+}
+
+// Column sums of g[rows, cols] into bias's gradient.
+void bias_grad(const Var& bias, const Tensor& g) {
+  if (!bias.defined() || !bias.requires_grad()) return;
+  const int64_t cols = g.dim(-1), rows = g.numel() / cols;
+  Tensor db = Tensor::zeros({cols});
+  const float* p = g.data();
+  float* d = db.data();
+  for (int64_t r = 0; r < rows; ++r)
+#pragma omp simd
+    for (int64_t j = 0; j < cols; ++j) d[j] += p[r * cols + j];
+  bias.accumulate_grad(db.reshape(bias.shape()));
+}
+}  // namespace
+
+void matmul_into(const Tensor& c, const Tensor& a, const Tensor& b, bool trans_a, bool trans_b, bool accumulate) {
+  run_matmul(c, a.contiguous(), trans_a, b.contiguous(), trans_b, nullptr, accumulate);
+}
+
+Var matmul(const Var& a, const Var& b, bool ta, bool tb) {
+  Tensor av = a.value().contiguous(), bv = b.value().contiguous();
+  Tensor c = Tensor::empty(matmul_shape(av, bv, ta, tb));
+  matmul_into(c, av, bv, ta, tb);
+  Var out(c, needs_grad({&a, &b}));
+  if (out.requires_grad()) {
+    auto on = out.node_ptr();
+    record_backward([a, b, av, bv, ta, tb, on] {
+      const Tensor& g = on->grad;
+      if (!g.defined()) return;
+      // C = op(A)·op(B):  dA = dC·op(B)ᵀ (transposed back if A was read transposed), likewise dB.
+      if (!ta) matmul_grad(a, g, false, bv, !tb);
+      else matmul_grad(a, bv, tb, g, true);
+      if (b.requires_grad()) {
+        if (bv.ndim() == 2 && av.ndim() == 3) {
+          // B shared across the batch: fold the batch into rows.
+          Tensor a2 = av.reshape({-1, av.dim(-1)});
+          Tensor g2 = g.reshape({-1, g.dim(-1)});
+          if (ta) throw Error("matmul backward: transposed 3-D A with shared B is not supported");
+          if (!tb) matmul_grad(b, a2, true, g2, false);
+          else matmul_grad(b, g2, true, a2, false);
+        } else if (!tb) {
+          matmul_grad(b, av, !ta, g, false);
+        } else {
+          matmul_grad(b, g, true, av, ta);
+        }
+      }
+    });
+  }
+  return out;
+}
+
+Var linear(const Var& x, const Var& w, const Var& bias) {
+  Tensor xv = x.value().contiguous();
+  const int64_t in = xv.dim(-1), outf = w.dim(0);
+  if (w.ndim() != 2 || w.dim(1) != in)
+    throw Error("linear: input " + shape_str(xv.shape()) + " with weight " + shape_str(w.shape()));
+  Tensor x2 = xv.reshape({-1, in});
+  Shape out_shape = xv.shape();
+  out_shape.back() = outf;
+  Tensor y = Tensor::empty(out_shape);
+  Tensor bias_v = bias.defined() ? bias.value().reshape({outf}) : Tensor();
+  run_matmul(y.reshape({x2.dim(0), outf}), x2, false, w.value(), true, bias.defined() ? &bias_v : nullptr, false);
+  Var out(y, needs_grad({&x, &w, &bias}));
+  if (out.requires_grad()) {
+    auto on = out.node_ptr();
+    Tensor wv = w.value();
+    record_backward([x, w, bias, x2, wv, on, in, outf] {
+      if (!on->grad.defined()) return;
+      Tensor g2 = on->grad.reshape({-1, outf});
+      if (x.requires_grad()) {
+        Tensor dx = Tensor::empty(x.shape());
+        matmul_into(dx.reshape({-1, in}), g2, wv, false, false);
+        x.accumulate_grad(dx);
+      }
+      matmul_grad(w, g2, true, x2, false);
+      bias_grad(bias, g2);
+    });
+  }
+  return out;
+}
+
+}  // namespace heed

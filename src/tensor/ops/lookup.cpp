@@ -1,0 +1,128 @@
+// Ops oneDNN 2.6 has no primitive for: embedding gather / scatter-add, masking, dropout and
+// full reductions (its reduction primitive is a slow reference kernel here).
+#include <cstring>
+
+#include "tensor/ops.hpp"
+#include "tensor/ops/broadcast.hpp"
+#include "util/error.hpp"
+
+namespace heed {
+
+Var embedding(const Var& table, const std::vector<int32_t>& ids, const Shape& ids_shape) {
+  const int64_t vocab = table.dim(0), dim = table.dim(1);
+  if (static_cast<int64_t>(ids.size()) != shape_numel(ids_shape))
+    throw Error("embedding: " + std::to_string(ids.size()) + " ids for shape " + shape_str(ids_shape));
+  Shape shape = ids_shape;
+  shape.push_back(dim);
+  Tensor out = Tensor::empty(shape);
+  const float* t = table.value().data();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] >= vocab)
+      throw Error("embedding: id " + std::to_string(ids[i]) + " outside a vocabulary of " + std::to_string(vocab));
+    std::memcpy(out.data() + i * dim, t + static_cast<int64_t>(ids[i]) * dim, dim * sizeof(float));
+  }
+  Var result(out, needs_grad({&table}));
+  if (result.requires_grad()) {
+    auto on = result.node_ptr();
+    record_backward([table, ids, on, dim] {
+      if (!on->grad.defined()) return;
+      Tensor g = on->grad.contiguous();
+      bool fresh = !table.grad().defined();
+      Tensor d = fresh ? Tensor::zeros(table.shape()) : table.grad();
+      float* pd = d.data();
+      const float* pg = g.data();
+      for (size_t i = 0; i < ids.size(); ++i) {
+        float* row = pd + static_cast<int64_t>(ids[i]) * dim;
+        const float* gr = pg + i * dim;
+#pragma omp simd
+        for (int64_t j = 0; j < dim; ++j) row[j] += gr[j];
+      }
+      if (fresh) table.accumulate_grad(d);
+    });
+  }
+  return result;
+}
+
+Var masked_fill(const Var& x, const Tensor& mask, float value) {
+  Tensor xv = x.value().contiguous(), mv = mask.contiguous();
+  Tensor out = Tensor::empty(xv.shape());
+  Broadcast bc(xv.shape(), mv.shape());
+  const float* px = xv.data();
+  const float* pm = mv.data();
+  float* po = out.data();
+  bc.for_each_run([&](int64_t o, int64_t mo, int64_t len, int64_t step) {
+    for (int64_t j = 0; j < len; ++j) po[o + j] = pm[mo + j * step] != 0.f ? value : px[o + j];
+  });
+  Var result(out, needs_grad({&x}));
+  if (result.requires_grad()) {
+    auto on = result.node_ptr();
+    record_backward([x, mv, on] {
+      if (!on->grad.defined()) return;
+      Tensor g = on->grad.clone();
+      Broadcast bc(g.shape(), mv.shape());
+      const float* pm = mv.data();
+      float* pg = g.data();
+      bc.for_each_run([&](int64_t o, int64_t mo, int64_t len, int64_t step) {
+        for (int64_t j = 0; j < len; ++j)
+          if (pm[mo + j * step] != 0.f) pg[o + j] = 0.f;
+      });
+      x.accumulate_grad(g);
+    });
+  }
+  return result;
+}
+
+Var dropout(const Var& x, float p, Rng& rng) {
+  if (p <= 0.f) return x;
+  if (p >= 1.f) throw Error("dropout probability must be below 1");
+  Tensor xv = x.value().contiguous();
+  const int64_t n = xv.numel();
+  const uint64_t key = rng.next_key();
+  const float keep_scale = 1.f / (1.f - p);
+  // The mask is stored as the multiplier (0 or 1/(1-p)) so backward is one multiply.
+  Tensor mask = Tensor::empty(xv.shape()), out = Tensor::empty(xv.shape());
+  float* pm = mask.data();
+  float* po = out.data();
+  const float* px = xv.data();
+#pragma omp parallel for schedule(static) if (n > 65536)
+  for (int64_t i = 0; i < n; ++i) {
+    pm[i] = uniform_from_bits(splitmix64(key + static_cast<uint64_t>(i))) < p ? 0.f : keep_scale;
+    po[i] = px[i] * pm[i];
+  }
+  Var result(out, needs_grad({&x}));
+  if (result.requires_grad()) {
+    auto on = result.node_ptr();
+    record_backward([x, mask, on, n] {
+      if (!on->grad.defined()) return;
+      Tensor d = on->grad.clone();
+      float* pd = d.data();
+      const float* pm = mask.data();
+#pragma omp parallel for simd if (n > 65536)
+      for (int64_t i = 0; i < n; ++i) pd[i] *= pm[i];
+      x.accumulate_grad(d);
+    });
+  }
+  return result;
+}
+
+namespace {
+Var reduce_all(const Var& a, float factor) {
+  Tensor av = a.value().contiguous();
+  double acc = 0;
+  const float* p = av.data();
+  for (int64_t i = 0, n = av.numel(); i < n; ++i) acc += p[i];
+  Var out(Tensor::full({1}, static_cast<float>(acc * factor)), needs_grad({&a}));
+  if (out.requires_grad()) {
+    auto on = out.node_ptr();
+    record_backward([a, on, factor] {
+      if (on->grad.defined()) a.accumulate_grad(Tensor::full(a.shape(), on->grad.item() * factor));
+    });
+  }
+  return out;
+}
+}  // namespace
+
+Var sum(const Var& a) { return reduce_all(a, 1.f); }
+Var mean(const Var& a) { return reduce_all(a, a.value().numel() ? 1.f / a.value().numel() : 0.f); }
+
+}  // namespace heed

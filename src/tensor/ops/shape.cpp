@@ -1,0 +1,167 @@
+// Shape ops: views where possible (reshape, row slices), dense copies otherwise (permute,
+// concat, split). Pure data movement, so plain memcpy loops.
+#include <cstring>
+
+#include "tensor/ops.hpp"
+#include "util/error.hpp"
+
+namespace heed {
+namespace {
+// A strided view of t with its axes in the order `axes` (out axis i = t's axis axes[i]).
+Tensor permuted_view(const Tensor& t, std::vector<int> axes) {
+  const int n = t.ndim();
+  if (static_cast<int>(axes.size()) != n) throw Error("permute: " + std::to_string(axes.size()) + " axes for " + shape_str(t.shape()));
+  Tensor v = t;
+  std::vector<int> current(n);
+  for (int i = 0; i < n; ++i) current[i] = i;
+  for (int i = 0; i < n; ++i) {
+    int j = i;
+    while (j < n && current[j] != axes[i]) ++j;
+    if (j == n) throw Error("permute: invalid axes");
+    if (j != i) {
+      v = v.transpose(i, j);
+      std::swap(current[i], current[j]);
+    }
+  }
+  return v;
+}
+
+// (outer, inner) sizes of t around `axis`.
+void around(const Shape& s, int axis, int64_t& outer, int64_t& inner) {
+  outer = 1;
+  inner = 1;
+  for (int i = 0; i < axis; ++i) outer *= s[i];
+  for (size_t i = axis + 1; i < s.size(); ++i) inner *= s[i];
+}
+
+int norm_axis(int axis, int n) {
+  if (axis < 0) axis += n;
+  if (axis < 0 || axis >= n) throw Error("axis out of range");
+  return axis;
+}
+}  // namespace
+
+Var reshape(const Var& a, const Shape& shape) {
+  Var out(a.value().contiguous().reshape(shape), needs_grad({&a}));
+  if (out.requires_grad()) {
+    auto on = out.node_ptr();
+    record_backward([a, on] {
+      if (on->grad.defined()) a.accumulate_grad(on->grad.contiguous().reshape(a.shape()));
+    });
+  }
+  return out;
+}
+
+Var permute(const Var& a, const std::vector<int>& axes) {
+  Var out(permuted_view(a.value(), axes).clone(), needs_grad({&a}));
+  if (out.requires_grad()) {
+    auto on = out.node_ptr();
+    std::vector<int> inverse(axes.size());
+    for (size_t i = 0; i < axes.size(); ++i) inverse[axes[i]] = static_cast<int>(i);
+    record_backward([a, on, inverse] {
+      if (on->grad.defined()) a.accumulate_grad(permuted_view(on->grad, inverse).clone());
+    });
+  }
+  return out;
+}
+
+Var concat(const std::vector<Var>& parts, int axis) {
+  if (parts.empty()) throw Error("concat of nothing");
+  const int n = parts[0].ndim();
+  axis = norm_axis(axis, n);
+  Shape shape = parts[0].shape();
+  shape[axis] = 0;
+  for (const auto& p : parts) {
+    Shape s = p.shape();
+    shape[axis] += s[axis];
+    s[axis] = 0;
+    Shape ref = shape;
+    ref[axis] = 0;
+    if (s != ref) throw Error("concat: shapes " + shape_str(parts[0].shape()) + " and " + shape_str(p.shape()));
+  }
+  Tensor out = Tensor::empty(shape);
+  int64_t outer, inner;
+  around(shape, axis, outer, inner);
+  const int64_t out_row = shape[axis] * inner;
+  std::vector<int64_t> widths;
+  int64_t col = 0;
+  bool grad = false;
+  for (const auto& p : parts) {
+    Tensor pv = p.value().contiguous();
+    const int64_t w = p.dim(axis) * inner;
+    for (int64_t o = 0; o < outer; ++o) std::memcpy(out.data() + o * out_row + col, pv.data() + o * w, w * sizeof(float));
+    col += w;
+    widths.push_back(w);
+    grad = grad || needs_grad({&p});
+  }
+  Var result(out, grad);
+  if (grad) {
+    auto on = result.node_ptr();
+    record_backward([parts, widths, on, outer, out_row] {
+      if (!on->grad.defined()) return;
+      Tensor g = on->grad.contiguous();
+      int64_t col = 0;
+      for (size_t i = 0; i < parts.size(); ++i) {
+        const int64_t w = widths[i];
+        if (parts[i].requires_grad()) {
+          Tensor d = Tensor::empty(parts[i].shape());
+          for (int64_t o = 0; o < outer; ++o) std::memcpy(d.data() + o * w, g.data() + o * out_row + col, w * sizeof(float));
+          parts[i].accumulate_grad(d);
+        }
+        col += w;
+      }
+    });
+  }
+  return result;
+}
+
+std::vector<Var> split(const Var& a, const std::vector<int64_t>& sizes, int axis) {
+  const int n = a.ndim();
+  axis = norm_axis(axis, n);
+  int64_t total = 0;
+  for (auto s : sizes) total += s;
+  if (total != a.dim(axis)) throw Error("split of " + shape_str(a.shape()) + ": sizes do not add up");
+  Tensor av = a.value().contiguous();
+  int64_t outer, inner;
+  around(av.shape(), axis, outer, inner);
+  const int64_t row = a.dim(axis) * inner;
+  std::vector<Var> outs;
+  int64_t col = 0;
+  for (auto s : sizes) {
+    Shape shape = av.shape();
+    shape[axis] = s;
+    Tensor t = Tensor::empty(shape);
+    const int64_t w = s * inner;
+    for (int64_t o = 0; o < outer; ++o) std::memcpy(t.data() + o * w, av.data() + o * row + col, w * sizeof(float));
+    Var part(t, needs_grad({&a}));
+    if (part.requires_grad()) {
+      auto on = part.node_ptr();
+      record_backward([a, on, outer, row, col, w] {
+        if (!on->grad.defined()) return;
+        Tensor g = on->grad.contiguous();
+        Tensor d = Tensor::zeros(a.shape());
+        for (int64_t o = 0; o < outer; ++o) std::memcpy(d.data() + o * row + col, g.data() + o * w, w * sizeof(float));
+        a.accumulate_grad(d);
+      });
+    }
+    outs.push_back(part);
+    col += w;
+  }
+  return outs;
+}
+
+Var slice_rows(const Var& a, int64_t begin, int64_t end) {
+  Var out(a.value().slice(begin, end), needs_grad({&a}));
+  if (out.requires_grad()) {
+    auto on = out.node_ptr();
+    record_backward([a, on, begin] {
+      if (!on->grad.defined()) return;
+      Tensor d = Tensor::zeros(a.shape());
+      d.slice(begin, begin + on->grad.dim(0)).copy_from(on->grad);
+      a.accumulate_grad(d);
+    });
+  }
+  return out;
+}
+
+}  // namespace heed
