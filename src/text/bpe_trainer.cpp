@@ -1,0 +1,241 @@
+#include "text/bpe_trainer.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "text/utf8.hpp"
+#include "util/error.hpp"
+#include "util/interrupt.hpp"
+
+namespace heed {
+
+std::vector<std::string> reserved_pieces() {
+  std::vector<std::string> pieces = {"<pad>", "<unk>", "<s>", "</s>"};
+  char name[8];
+  for (int b = 0; b < Tokenizer::kNumBytes; ++b) {
+    std::snprintf(name, sizeof name, "<0x%02X>", b);
+    pieces.emplace_back(name);
+  }
+  return pieces;
+}
+
+namespace {
+
+constexpr int kFirstLearned = Tokenizer::kFirstByte + Tokenizer::kNumBytes;
+
+using Pair = uint64_t;
+Pair make_pair_key(int a, int b) { return (static_cast<uint64_t>(a) << 32) | static_cast<uint32_t>(b); }
+int left_of(Pair p) { return static_cast<int>(p >> 32); }
+int right_of(Pair p) { return static_cast<int>(p & 0xffffffffu); }
+
+// Characters kept in the alphabet: most frequent first until character_coverage of all
+// character occurrences is reached (the space always, a literal U+2581 never: see tokenizer.hpp).
+std::vector<std::string> choose_alphabet(const WordCounts& counts, const TokenizerOptions& opts) {
+  std::unordered_map<std::string, int64_t> chars;
+  for (const auto& [word, n] : counts) {
+    for (size_t i = 0; i < word.size();) {
+      size_t len = utf8_char_length(word, i);
+      bool is_char = len > 1 || static_cast<unsigned char>(word[i]) < 0x80;
+      if (is_char && word.compare(i, len, kSpaceSymbol) != 0) chars[word.substr(i, len)] += n;
+      i += len;
+    }
+  }
+  std::vector<std::pair<std::string, int64_t>> sorted(chars.begin(), chars.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) {
+    return x.second != y.second ? x.second > y.second : x.first < y.first;
+  });
+  int64_t total = 0;
+  for (const auto& c : sorted) total += c.second;
+  const size_t max_chars = static_cast<size_t>(opts.vocab_size - kFirstLearned);
+  std::vector<std::string> alphabet = {" "};
+  int64_t covered = chars.count(" ") ? chars[" "] : 0;
+  for (const auto& [ch, n] : sorted) {
+    if (ch == " ") continue;
+    if (alphabet.size() >= max_chars || static_cast<double>(covered) >= opts.character_coverage * total) break;
+    alphabet.push_back(ch);
+    covered += n;
+  }
+  spdlog::info("tokenizer: alphabet of {} characters ({} seen), covering {:.4f}%", alphabet.size(),
+               sorted.size(), total ? 100.0 * covered / total : 100.0);
+  return alphabet;
+}
+
+class BpeLearner {
+ public:
+  BpeLearner(const WordCounts& counts, const TokenizerOptions& opts) : opts_(opts) {
+    raw_ = reserved_pieces();  // placeholders: reserved ids never take part in merges
+    for (const auto& ch : choose_alphabet(counts, opts)) add_piece(ch);
+    words_.reserve(counts.size());
+    for (const auto& [word, n] : counts) words_.push_back({word, n});
+    // Sorted words make the pair -> words index, hence the whole run, independent of hash order.
+    std::sort(words_.begin(), words_.end());
+    symbols_.resize(words_.size());
+    for (size_t w = 0; w < words_.size(); ++w) {
+      symbols_[w] = to_symbols(words_[w].first);
+      const auto& s = symbols_[w];
+      for (size_t i = 0; i + 1 < s.size(); ++i) {
+        if (!mergeable(s[i]) || !mergeable(s[i + 1])) continue;
+        Pair p = make_pair_key(s[i], s[i + 1]);
+        pair_counts_[p] += words_[w].second;
+        auto& where = where_[p];
+        if (where.empty() || where.back() != static_cast<int>(w)) where.push_back(static_cast<int>(w));
+      }
+    }
+    for (const auto& [p, n] : pair_counts_) queue_.push({n, p});
+  }
+
+  BpeModel run() {
+    BpeModel model;
+    while (static_cast<int>(raw_.size()) < opts_.vocab_size && !queue_.empty()) {
+      throw_if_interrupted();
+      Entry top = queue_.top();
+      queue_.pop();
+      auto it = pair_counts_.find(top.pair);
+      int64_t current = it == pair_counts_.end() ? 0 : it->second;
+      if (current != top.count) {  // stale entry: counts only fall unless re-pushed
+        if (current > 0) queue_.push({current, top.pair});
+        continue;
+      }
+      if (forbidden_.count(top.pair)) continue;
+      const int a = left_of(top.pair), b = right_of(top.pair);
+      std::string joined = raw_[a] + raw_[b];
+      if (is_reserved_name(spaces_to_symbol(joined))) {  // never shadow <s>, <0x41>, ...
+        forbidden_.insert(top.pair);
+        continue;
+      }
+      auto found = id_of_.find(joined);
+      const int c = found != id_of_.end() ? found->second : add_piece(joined);
+      model.merges.emplace_back(a, b);
+      apply_merge(top.pair, a, b, c);
+    }
+    model.vocab.reserve(raw_.size());
+    for (size_t id = 0; id < raw_.size(); ++id)
+      model.vocab.push_back(static_cast<int>(id) < kFirstLearned ? raw_[id] : spaces_to_symbol(raw_[id]));
+    spdlog::info("tokenizer: {} merges, vocabulary {}", model.merges.size(), model.vocab.size());
+    return model;
+  }
+
+ private:
+  struct Entry {
+    int64_t count;
+    Pair pair;
+  };
+  struct EntryOrder {  // "less" for a max-heap: higher count first, then smaller pieces
+    const std::vector<std::string>* raw;
+    bool operator()(const Entry& x, const Entry& y) const {
+      if (x.count != y.count) return x.count < y.count;
+      const auto& xl = (*raw)[left_of(x.pair)];
+      const auto& yl = (*raw)[left_of(y.pair)];
+      if (xl != yl) return xl > yl;
+      return (*raw)[right_of(x.pair)] > (*raw)[right_of(y.pair)];
+    }
+  };
+
+  static bool mergeable(int id) { return id >= kFirstLearned; }
+
+  bool is_reserved_name(const std::string& piece) const {
+    for (int id = 0; id < kFirstLearned; ++id)
+      if (raw_[id] == piece) return true;
+    return false;
+  }
+
+  int add_piece(const std::string& raw) {
+    int id = static_cast<int>(raw_.size());
+    raw_.push_back(raw);
+    id_of_.emplace(raw, id);
+    return id;
+  }
+
+  std::vector<int> to_symbols(const std::string& word) const {
+    std::vector<int> out;
+    for (size_t i = 0; i < word.size();) {
+      size_t len = utf8_char_length(word, i);
+      auto it = id_of_.find(word.substr(i, len));
+      if (it != id_of_.end() && it->second >= kFirstLearned) {
+        out.push_back(it->second);
+      } else {
+        for (size_t k = 0; k < len; ++k)
+          out.push_back(Tokenizer::kFirstByte + static_cast<unsigned char>(word[i + k]));
+      }
+      i += len;
+    }
+    return out;
+  }
+
+  // Replace (a, b) by c in every word that has it, updating the counts of the pairs that
+  // involve a, b or c (no other pair's count can change).
+  void apply_merge(Pair merged, int a, int b, int c) {
+    std::vector<int> where = std::move(where_[merged]);
+    where_.erase(merged);
+    std::sort(where.begin(), where.end());
+    where.erase(std::unique(where.begin(), where.end()), where.end());
+    std::unordered_set<Pair> grown;
+    auto touches = [&](int x, int y) { return x == a || x == b || x == c || y == a || y == b || y == c; };
+    std::vector<int> next;
+    for (int w : where) {
+      auto& s = symbols_[w];
+      const int64_t n = words_[w].second;
+      next.clear();
+      bool changed = false;
+      for (size_t i = 0; i < s.size(); ++i) {
+        if (i + 1 < s.size() && s[i] == a && s[i + 1] == b) {
+          next.push_back(c);
+          ++i;
+          changed = true;
+        } else {
+          next.push_back(s[i]);
+        }
+      }
+      if (!changed) continue;
+      for (size_t i = 0; i + 1 < s.size(); ++i)
+        if (mergeable(s[i]) && mergeable(s[i + 1]) && touches(s[i], s[i + 1])) {
+          auto it = pair_counts_.find(make_pair_key(s[i], s[i + 1]));
+          if ((it->second -= n) == 0) pair_counts_.erase(it);
+        }
+      for (size_t i = 0; i + 1 < next.size(); ++i)
+        if (mergeable(next[i]) && mergeable(next[i + 1]) && touches(next[i], next[i + 1])) {
+          Pair p = make_pair_key(next[i], next[i + 1]);
+          pair_counts_[p] += n;
+          if (next[i] == c || next[i + 1] == c) {
+            grown.insert(p);
+            auto& list = where_[p];
+            if (list.empty() || list.back() != w) list.push_back(w);
+          }
+        }
+      s.swap(next);
+    }
+    for (Pair p : grown) {
+      auto it = pair_counts_.find(p);
+      if (it != pair_counts_.end()) queue_.push({it->second, p});
+    }
+  }
+
+  const TokenizerOptions& opts_;
+  std::vector<std::string> raw_;  // pieces by id with plain spaces (byte ids: their names)
+  std::unordered_map<std::string, int> id_of_;
+  std::vector<std::pair<std::string, int64_t>> words_;
+  std::vector<std::vector<int>> symbols_;
+  std::unordered_map<Pair, int64_t> pair_counts_;
+  std::unordered_map<Pair, std::vector<int>> where_;
+  std::unordered_set<Pair> forbidden_;  // pairs whose piece would read like a reserved one
+  std::priority_queue<Entry, std::vector<Entry>, EntryOrder> queue_{EntryOrder{&raw_}};
+};
+
+}  // namespace
+
+BpeModel learn_bpe(const WordCounts& counts, const TokenizerOptions& opts) {
+  if (opts.vocab_size <= kFirstLearned)
+    throw UsageError("vocabulary size " + std::to_string(opts.vocab_size) + " is too small: it must exceed " +
+                     std::to_string(kFirstLearned) + " (4 special and 256 byte tokens)");
+  if (!(opts.character_coverage > 0.0 && opts.character_coverage <= 1.0))
+    throw UsageError("character coverage must be in (0, 1], got " + std::to_string(opts.character_coverage));
+  return BpeLearner(counts, opts).run();
+}
+
+}  // namespace heed

@@ -1,0 +1,193 @@
+#include "text/tokenizer.hpp"
+
+#include <atomic>
+
+#include "text/bpe_trainer.hpp"
+#include "text/tokenizer_model.hpp"
+#include "text/utf8.hpp"
+#include "text/word_counter.hpp"
+#include "util/error.hpp"
+#include "util/text_lines.hpp"
+
+namespace heed {
+
+namespace {
+
+constexpr int kFirstLearned = Tokenizer::kFirstByte + Tokenizer::kNumBytes;
+
+uint64_t next_instance() {
+  static std::atomic<uint64_t> counter{0};
+  return ++counter;
+}
+
+[[noreturn]] void corrupt(const std::string& origin, const std::string& what) {
+  throw Error(origin + ": corrupt tokenizer: " + what);
+}
+
+}  // namespace
+
+void check_format_and_version(const nlohmann::json& j, const std::string& origin) {
+  if (!j.is_object()) corrupt(origin, "expected a JSON object");
+  if (!j.contains("format") || j["format"] != Tokenizer::kFormat)
+    throw Error(origin + ": not a heed tokenizer (\"format\" must be \"" + Tokenizer::kFormat + "\")");
+  if (!j.contains("version") || !j["version"].is_number_integer())
+    corrupt(origin, "\"version\" is missing or not an integer");
+  if (j["version"].get<int64_t>() != Tokenizer::kVersion)
+    throw Error(origin + ": tokenizer format version " + j["version"].dump() +
+                " is not supported (this heed reads version " + std::to_string(Tokenizer::kVersion) + ")");
+}
+
+Tokenizer Tokenizer::train(const std::vector<std::string>& files, const TokenizerOptions& opts) {
+  if (files.empty()) throw UsageError("tokenizer training needs at least one text file");
+  return train_from_word_counts(count_words(files), opts);
+}
+
+Tokenizer Tokenizer::train_from_word_counts(const std::unordered_map<std::string, int64_t>& counts,
+                                            const TokenizerOptions& opts) {
+  BpeModel learned = learn_bpe(counts, opts);
+  Tokenizer t;
+  t.options_ = opts;
+  t.build(std::move(learned.vocab), std::move(learned.merges), "trained tokenizer");
+  return t;
+}
+
+void Tokenizer::build(std::vector<std::string> vocab, std::vector<std::pair<int, int>> merges,
+                      const std::string& origin) {
+  auto m = std::make_shared<Model>();
+  const auto reserved = reserved_pieces();
+  if (vocab.size() <= reserved.size())
+    corrupt(origin, "vocabulary has " + std::to_string(vocab.size()) + " pieces, fewer than the " +
+                        std::to_string(reserved.size() + 1) + " required");
+  for (size_t id = 0; id < reserved.size(); ++id)
+    if (vocab[id] != reserved[id])
+      corrupt(origin, "piece " + std::to_string(id) + " is \"" + vocab[id] + "\", expected \"" + reserved[id] + "\"");
+  m->ascii_char_id.fill(-1);
+  m->text.resize(vocab.size());
+  m->starts_word.assign(vocab.size(), 0);
+  for (size_t id = 0; id < vocab.size(); ++id) {
+    const std::string& piece = vocab[id];
+    if (piece.empty()) corrupt(origin, "piece " + std::to_string(id) + " is empty");
+    if (!m->id_of.emplace(piece, static_cast<int>(id)).second)
+      corrupt(origin, "piece \"" + piece + "\" appears twice");
+    if (id < static_cast<size_t>(kFirstByte)) continue;
+    if (id < static_cast<size_t>(kFirstLearned)) {
+      m->text[id] = std::string(1, static_cast<char>(id - kFirstByte));
+      continue;
+    }
+    m->text[id] = symbol_to_spaces(piece);
+    m->starts_word[id] = piece.compare(0, kSpaceSymbol.size(), kSpaceSymbol) == 0;
+    const std::string& raw = m->text[id];
+    if (utf8_char_length(raw, 0) == raw.size()) {  // a single character: part of the alphabet
+      if (raw.size() == 1)
+        m->ascii_char_id[static_cast<unsigned char>(raw[0]) & 0x7f] = static_cast<int>(id);
+      else
+        m->char_id.emplace(raw, static_cast<int>(id));
+    }
+  }
+  const int n = static_cast<int>(vocab.size());
+  for (size_t rank = 0; rank < merges.size(); ++rank) {
+    auto [a, b] = merges[rank];
+    if (a < kFirstLearned || b < kFirstLearned || a >= n || b >= n)
+      corrupt(origin, "merge " + std::to_string(rank) + " refers to a special, byte or unknown piece");
+    auto it = m->id_of.find(vocab[a] + vocab[b]);
+    if (it == m->id_of.end())
+      corrupt(origin, "merge " + std::to_string(rank) + " (\"" + vocab[a] + "\", \"" + vocab[b] +
+                          "\") makes a piece missing from the vocabulary");
+    uint64_t key = (static_cast<uint64_t>(a) << 32) | static_cast<uint32_t>(b);
+    if (!m->merges.emplace(key, Model::Merge{static_cast<int>(rank), it->second}).second)
+      corrupt(origin, "merge " + std::to_string(rank) + " repeats an earlier merge");
+  }
+  m->vocab = std::move(vocab);
+  m->instance = next_instance();
+  merges_ = std::move(merges);
+  model_ = std::move(m);
+}
+
+nlohmann::json Tokenizer::to_json() const {
+  nlohmann::json merges = nlohmann::json::array();
+  for (auto [a, b] : merges_) merges.push_back({model_->vocab[a], model_->vocab[b]});
+  return {{"format", kFormat},
+          {"version", kVersion},
+          {"vocab", model_->vocab},
+          {"merges", std::move(merges)},
+          {"settings",
+           {{"vocab_size", options_.vocab_size},
+            {"character_coverage", options_.character_coverage},
+            {"normalization", "none"},
+            {"add_dummy_prefix", true},
+            {"byte_fallback", true}}}};
+}
+
+Tokenizer Tokenizer::from_json(const nlohmann::json& j, const std::string& origin) {
+  if (!j.is_object()) corrupt(origin, "expected a JSON object");
+  check_format_and_version(j, origin);
+  for (const char* key : {"vocab", "merges", "settings"})
+    if (!j.contains(key)) corrupt(origin, std::string("\"") + key + "\" is missing");
+  try {
+    const auto vocab = j.at("vocab").get<std::vector<std::string>>();
+    std::unordered_map<std::string, int> id_of;
+    for (size_t id = 0; id < vocab.size(); ++id) id_of.emplace(vocab[id], static_cast<int>(id));
+    std::vector<std::pair<int, int>> merges;
+    const auto& jm = j.at("merges");
+    if (!jm.is_array()) corrupt(origin, "\"merges\" is not an array");
+    for (size_t rank = 0; rank < jm.size(); ++rank) {
+      const auto pair = jm[rank].get<std::vector<std::string>>();
+      if (pair.size() != 2) corrupt(origin, "merge " + std::to_string(rank) + " is not a pair of pieces");
+      auto a = id_of.find(pair[0]), b = id_of.find(pair[1]);
+      if (a == id_of.end() || b == id_of.end())
+        corrupt(origin, "merge " + std::to_string(rank) + " uses a piece missing from the vocabulary");
+      merges.emplace_back(a->second, b->second);
+    }
+    const auto& settings = j.at("settings");
+    Tokenizer t;
+    t.options_.vocab_size = settings.at("vocab_size").get<int>();
+    t.options_.character_coverage = settings.at("character_coverage").get<double>();
+    if (settings.value("normalization", "") != "none")
+      corrupt(origin, "unsupported normalization " + settings.value("normalization", "\"\""));
+    t.build(vocab, std::move(merges), origin);
+    return t;
+  } catch (const nlohmann::json::exception& e) {
+    corrupt(origin, e.what());
+  }
+}
+
+int Tokenizer::vocab_size() const { return static_cast<int>(model_->vocab.size()); }
+
+const std::string& Tokenizer::piece(int id) const {
+  if (id < 0 || id >= vocab_size())
+    throw Error("token id " + std::to_string(id) + " is outside the vocabulary (size " +
+                std::to_string(vocab_size()) + ")");
+  return model_->vocab[id];
+}
+
+int Tokenizer::piece_id(std::string_view piece) const {
+  auto it = model_->id_of.find(std::string(piece));
+  return it == model_->id_of.end() ? kUnk : it->second;
+}
+
+bool Tokenizer::starts_word(int id) const { return id >= 0 && id < vocab_size() && model_->starts_word[id]; }
+
+std::vector<std::string> Tokenizer::encode_pieces(std::string_view text) const {
+  std::vector<std::string> pieces;
+  for (int id : encode(text)) pieces.push_back(model_->vocab[id]);
+  return pieces;
+}
+
+std::string Tokenizer::decode(const std::vector<int>& ids) const {
+  const Model& m = *model_;
+  std::string out;
+  bool first = true, has_bytes = false;
+  for (int id : ids) {
+    if (id < 0 || id >= vocab_size()) piece(id);  // throws the out-of-range error
+    if (id < kFirstByte) continue;
+    has_bytes |= id < kFirstLearned;
+    const std::string& text = m.text[id];
+    // The dummy prefix: the space that encode put before the first word.
+    out.append(text, first && m.starts_word[id] ? 1 : 0);
+    first = false;
+  }
+  if (has_bytes) replace_invalid_utf8(out);
+  return out;
+}
+
+}  // namespace heed
