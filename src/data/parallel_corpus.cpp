@@ -1,0 +1,145 @@
+#include "data/parallel_corpus.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <exception>
+
+#include "data/corpus_cache.hpp"
+#include "util/error.hpp"
+#include "util/interrupt.hpp"
+#include "util/text_lines.hpp"
+
+namespace heed {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  constexpr std::string_view kSpace = " \t\r\n\v\f";
+  const size_t begin = s.find_first_not_of(kSpace);
+  if (begin == std::string_view::npos) return {};
+  return s.substr(begin, s.find_last_not_of(kSpace) - begin + 1);
+}
+
+void check_file_lists(const std::vector<std::string>& source_files, const std::vector<std::string>& target_files) {
+  if (source_files.empty()) throw Error("no training files given");
+  if (source_files.size() != target_files.size())
+    throw Error(std::to_string(source_files.size()) + " source files but " +
+                std::to_string(target_files.size()) + " target files: they must pair up");
+}
+
+void check_line_counts(const std::vector<std::string>& source_files, const std::vector<std::string>& target_files) {
+  for (size_t k = 0; k < source_files.size(); ++k) {
+    const size_t source_lines = count_lines(source_files[k]);
+    const size_t target_lines = count_lines(target_files[k]);
+    if (source_lines != target_lines)
+      throw Error("parallel files differ in length: " + source_files[k] + " has " +
+                  std::to_string(source_lines) + " lines, " + target_files[k] + " has " +
+                  std::to_string(target_lines));
+  }
+}
+
+// Lines are read (and UTF-8 checked) in order, encoded in parallel a chunk at a time, then
+// filtered in order: the result does not depend on the thread count.
+void encode_files(const std::string& source_file, const std::string& target_file, const Tokenizers& tok,
+                  const CorpusFilter& filter, LoadedCorpus& out) {
+  constexpr size_t kChunk = 16384;
+  LineReader source_reader(source_file), target_reader(target_file);
+  std::vector<std::string> sources, targets;
+  std::vector<std::vector<int>> source_ids(kChunk), target_ids(kChunk);
+  CorpusStats& stats = out.stats;
+  for (;;) {
+    throw_if_interrupted();
+    sources.clear();
+    targets.clear();
+    std::string s, t;
+    while (sources.size() < kChunk && source_reader.next_utf8(s)) {
+      if (!target_reader.next_utf8(t))
+        throw Error(target_file + " ended before " + source_file + " (it changed while being read?)");
+      sources.emplace_back(trim(s));
+      targets.emplace_back(trim(t));
+    }
+    if (sources.empty()) break;
+    const long n = long(sources.size());
+    std::exception_ptr failure;
+#pragma omp parallel for schedule(dynamic, 256)
+    for (long i = 0; i < n; ++i) {
+      try {
+        source_ids[i] = sources[i].empty() ? std::vector<int>{} : tok.source().encode(sources[i]);
+        target_ids[i] = targets[i].empty() ? std::vector<int>{} : tok.target().encode(targets[i]);
+      } catch (...) {
+#pragma omp critical
+        failure = std::current_exception();
+      }
+    }
+    if (failure) std::rethrow_exception(failure);
+    for (long i = 0; i < n; ++i) {
+      ++stats.pairs_read;
+      if (sources[i].empty() || targets[i].empty()) {
+        ++stats.skipped_empty;
+        continue;
+      }
+      const size_t ls = source_ids[i].size() + 1, lt = target_ids[i].size() + 1;  // with </s>
+      if (filter.max_length > 0 && std::max(ls, lt) > size_t(filter.max_length)) {
+        ++stats.skipped_too_long;
+        continue;
+      }
+      if (filter.max_length_ratio > 0 && double(std::max(ls, lt)) / double(std::min(ls, lt)) > filter.max_length_ratio) {
+        ++stats.skipped_ratio;
+        continue;
+      }
+      out.corpus.add(source_ids[i], target_ids[i]);
+      ++stats.kept;
+    }
+  }
+  std::string extra;
+  if (target_reader.next(extra))
+    throw Error(source_file + " ended before " + target_file + " (it changed while being read?)");
+}
+
+void log_stats(const CorpusStats& s, const CorpusFilter& filter) {
+  spdlog::info("training corpus: {} pairs read, {} kept; skipped {} empty, {} longer than {} tokens, "
+               "{} with a length ratio above {}",
+               s.pairs_read, s.kept, s.skipped_empty, s.skipped_too_long, filter.max_length,
+               s.skipped_ratio, filter.max_length_ratio);
+}
+
+}  // namespace
+
+void ParallelCorpus::add(const std::vector<int>& source_ids, const std::vector<int>& target_ids) {
+  tokens.insert(tokens.end(), source_ids.begin(), source_ids.end());
+  offsets.push_back(tokens.size());
+  tokens.insert(tokens.end(), target_ids.begin(), target_ids.end());
+  offsets.push_back(tokens.size());
+}
+
+LoadedCorpus load_parallel_corpus(const std::vector<std::string>& source_files,
+                                  const std::vector<std::string>& target_files,
+                                  const Tokenizers& tokenizers, const CorpusFilter& filter,
+                                  const std::string& cache_dir) {
+  check_file_lists(source_files, target_files);
+  LoadedCorpus loaded;
+  std::string cache_path;
+  uint64_t key = 0;
+  if (!cache_dir.empty()) {
+    key = corpus_cache_key(source_files, target_files, tokenizers, filter);
+    cache_path = corpus_cache_path(cache_dir, key);
+    if (read_corpus_cache(cache_path, key, loaded)) {
+      spdlog::info("training corpus: loaded from the cache {}", cache_path);
+      log_stats(loaded.stats, filter);
+      return loaded;
+    }
+  }
+  check_line_counts(source_files, target_files);  // before any tokenizing
+  for (size_t k = 0; k < source_files.size(); ++k)
+    encode_files(source_files[k], target_files[k], tokenizers, filter, loaded);
+
+  log_stats(loaded.stats, filter);
+  if (!cache_path.empty()) {
+    write_corpus_cache(cache_path, key, loaded);
+    spdlog::info("training corpus cached in {}", cache_path);
+  }
+  return loaded;
+}
+
+}  // namespace heed

@@ -1,0 +1,221 @@
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "data/corpus_cache.hpp"
+#include "data/parallel_corpus.hpp"
+#include "util/error.hpp"
+
+using namespace heed;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    static int counter = 0;
+    path = fs::temp_directory_path() /
+           ("heed-test-corpus-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string file(const std::string& name, const std::string& content) const {
+    const std::string p = (path / name).string();
+    std::ofstream(p, std::ios::binary) << content;
+    return p;
+  }
+};
+
+// Every word below is one token, so lengths in tests are word counts (+1 for </s>).
+Tokenizer word_tokenizer(int extra_vocab = 0) {
+  std::unordered_map<std::string, int64_t> counts;
+  for (const char* w : {"one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+                        "eins", "zwei", "drei", "vier", "fünf", "sechs", "sieben", "acht", "neun", "zehn"})
+    counts[std::string(" ") + w] = 10;
+  TokenizerOptions options;
+  options.vocab_size = 2000 + extra_vocab;
+  options.character_coverage = 1.0;
+  Tokenizer t = Tokenizer::train_from_word_counts(counts, options);
+  REQUIRE(t.encode("one two fünf zehn").size() == 4);
+  return t;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+std::vector<int32_t> ids(std::span<const int32_t> s) { return {s.begin(), s.end()}; }
+std::vector<int32_t> ids(const std::vector<int>& v) { return {v.begin(), v.end()}; }
+
+}  // namespace
+
+TEST_CASE("files of different length: an error naming both files and counts, before any tokenizing") {
+  TempDir dir;
+  // line 1 of the source is invalid UTF-8: reading it first would give another error
+  const auto src = dir.file("a.en", "\xff one\ntwo\nthree\n");
+  const auto tgt = dir.file("a.de", "eins\nzwei\n");
+  const auto tok = Tokenizers::joint(word_tokenizer());
+  const std::string e = error_of([&] { load_parallel_corpus({src}, {tgt}, tok, {}, ""); });
+  CHECK_THAT(e, Catch::Contains(src + " has 3 lines") && Catch::Contains(tgt + " has 2"));
+
+  // the second corpus of a list is checked too, before the first is tokenized
+  const auto src2 = dir.file("b.en", "one\n");
+  const auto tgt2 = dir.file("b.de", "eins\nzwei");  // a last line without '\n' counts
+  const auto ok_src = dir.file("ok.en", "\xff\n");
+  const auto ok_tgt = dir.file("ok.de", "eins\n");
+  const std::string e2 = error_of([&] { load_parallel_corpus({ok_src, src2}, {ok_tgt, tgt2}, tok, {}, ""); });
+  CHECK_THAT(e2, Catch::Contains(src2 + " has 1 lines") && Catch::Contains(tgt2 + " has 2"));
+
+  CHECK_THAT(error_of([&] { load_parallel_corpus({src, src2}, {tgt}, tok, {}, ""); }),
+             Catch::Contains("2 source files but 1 target files"));
+  CHECK_THAT(error_of([&] { load_parallel_corpus({dir.file("c.en", "x\n")}, {(dir.path / "missing.de").string()}, tok, {}, ""); }),
+             Catch::Contains("missing.de"));
+}
+
+TEST_CASE("invalid UTF-8 is an error naming file and line") {
+  TempDir dir;
+  const auto src = dir.file("a.en", "one\ntwo\n");
+  const auto tgt = dir.file("a.de", "eins\nzw\xc3\x28i\n");
+  const auto tok = Tokenizers::joint(word_tokenizer());
+  CHECK_THAT(error_of([&] { load_parallel_corpus({src}, {tgt}, tok, {}, ""); }),
+             Catch::Contains(tgt + ":2") && Catch::Contains("UTF-8"));
+}
+
+TEST_CASE("empty, too long and badly proportioned pairs are skipped and counted") {
+  TempDir dir;
+  const auto src = dir.file("a.en",
+                            "  one two  \n"                   // kept (trimmed)
+                            "\n"                              // empty source
+                            "three\n"                         // target only whitespace
+                            "one two three four five\n"       // 6 tokens with </s> > 5
+                            "one\n"                           // 2 vs 5 tokens: ratio 2.5 > 2
+                            "one two three four\r\n"          // 5 vs 5 tokens: kept; \r trimmed
+                            "six\n");                         // kept
+  const auto tgt = dir.file("a.de",
+                            "eins zwei\n"
+                            "eins\n"
+                            " \t \n"
+                            "eins\n"
+                            "eins zwei drei vier\n"
+                            "eins zwei drei vier\r\n"
+                            "sechs\n");
+  const Tokenizer t = word_tokenizer();
+  const auto tok = Tokenizers::joint(t);
+  CorpusFilter filter;
+  filter.max_length = 5;
+  filter.max_length_ratio = 2.0;
+  const LoadedCorpus loaded = load_parallel_corpus({src}, {tgt}, tok, filter, "");
+  CHECK(loaded.stats.pairs_read == 7);
+  CHECK(loaded.stats.kept == 3);
+  CHECK(loaded.stats.skipped_empty == 2);
+  CHECK(loaded.stats.skipped_too_long == 1);
+  CHECK(loaded.stats.skipped_ratio == 1);
+  CHECK_FALSE(loaded.stats.from_cache);
+  REQUIRE(loaded.corpus.size() == 3);
+  CHECK(ids(loaded.corpus.source(0)) == ids(t.encode("one two")));
+  CHECK(ids(loaded.corpus.target(0)) == ids(t.encode("eins zwei")));
+  CHECK(ids(loaded.corpus.source(1)) == ids(t.encode("one two three four")));
+  CHECK(ids(loaded.corpus.target(2)) == ids(t.encode("sechs")));
+
+  // without limits only the empty pairs go
+  const LoadedCorpus all = load_parallel_corpus({src}, {tgt}, tok, {0, 0}, "");
+  CHECK(all.stats.kept == 5);
+  CHECK(all.stats.skipped_empty == 2);
+}
+
+TEST_CASE("several corpora are concatenated in order, each side with its own tokenizer") {
+  TempDir dir;
+  const auto a_src = dir.file("a.en", "one\ntwo\n"), a_tgt = dir.file("a.de", "eins\nzwei\n");
+  const auto b_src = dir.file("b.en", "three\n"), b_tgt = dir.file("b.de", "drei\n");
+  const Tokenizer t = word_tokenizer();
+  const Tokenizer bigger = word_tokenizer(1);  // same pieces; stands in for a second model
+  const auto loaded = load_parallel_corpus({a_src, b_src}, {a_tgt, b_tgt}, Tokenizers::separate(t, bigger), {}, "");
+  REQUIRE(loaded.corpus.size() == 3);
+  CHECK(ids(loaded.corpus.source(2)) == ids(t.encode("three")));
+  CHECK(ids(loaded.corpus.target(1)) == ids(bigger.encode("zwei")));
+  CHECK(loaded.corpus.offsets.size() == 7);
+}
+
+TEST_CASE("the encoded corpus cache: hit, and miss when text, tokenizer or filter change") {
+  TempDir dir;
+  const std::string cache = (dir.path / "cache").string();
+  const auto src = dir.file("a.en", "one two\nthree\nfour five six\n");
+  const auto tgt = dir.file("a.de", "eins zwei\ndrei\nvier fünf sechs\n");
+  const auto tok = Tokenizers::joint(word_tokenizer());
+  const CorpusFilter filter;
+
+  const LoadedCorpus first = load_parallel_corpus({src}, {tgt}, tok, filter, cache);
+  CHECK_FALSE(first.stats.from_cache);
+  const std::string path = corpus_cache_path(cache, corpus_cache_key({src}, {tgt}, tok, filter));
+  REQUIRE(fs::exists(path));
+
+  const LoadedCorpus second = load_parallel_corpus({src}, {tgt}, tok, filter, cache);
+  CHECK(second.stats.from_cache);
+  CHECK(second.corpus.tokens == first.corpus.tokens);
+  CHECK(second.corpus.offsets == first.corpus.offsets);
+  CHECK(second.stats.kept == 3);
+  CHECK(second.stats.pairs_read == 3);
+
+  SECTION("the text changes") {
+    dir.file("a.en", "one two\nthree\nfour five\n");
+    const LoadedCorpus changed = load_parallel_corpus({src}, {tgt}, tok, filter, cache);
+    CHECK_FALSE(changed.stats.from_cache);
+    CHECK(changed.corpus.source(2).size() == 2);
+    CHECK(load_parallel_corpus({src}, {tgt}, tok, filter, cache).stats.from_cache);
+  }
+  SECTION("only the modification time changes") {
+    fs::last_write_time(tgt, fs::last_write_time(tgt) + std::chrono::seconds(5));
+    CHECK_FALSE(load_parallel_corpus({src}, {tgt}, tok, filter, cache).stats.from_cache);
+  }
+  SECTION("the tokenizer changes") {
+    const auto other = Tokenizers::joint(word_tokenizer(1));
+    CHECK_FALSE(load_parallel_corpus({src}, {tgt}, other, filter, cache).stats.from_cache);
+    CHECK_FALSE(load_parallel_corpus({src}, {tgt}, Tokenizers::separate(word_tokenizer(), word_tokenizer()),
+                                     filter, cache).stats.from_cache);
+  }
+  SECTION("the filter changes") {
+    CHECK_FALSE(load_parallel_corpus({src}, {tgt}, tok, {50, 0}, cache).stats.from_cache);
+    CHECK_FALSE(load_parallel_corpus({src}, {tgt}, tok, {100, 1.5}, cache).stats.from_cache);
+  }
+  SECTION("a damaged cache file is rebuilt") {
+    fs::resize_file(path, fs::file_size(path) - 1);
+    const LoadedCorpus rebuilt = load_parallel_corpus({src}, {tgt}, tok, filter, cache);
+    CHECK_FALSE(rebuilt.stats.from_cache);
+    CHECK(rebuilt.corpus.tokens == first.corpus.tokens);
+    CHECK(load_parallel_corpus({src}, {tgt}, tok, filter, cache).stats.from_cache);
+  }
+}
+
+TEST_CASE("the cache stores ids above 65535 at full width and rejects a wrong key") {
+  TempDir dir;
+  LoadedCorpus big;
+  big.corpus.add({70000, 5}, {3});
+  big.corpus.add({}, {65535, 65536});
+  big.stats.pairs_read = 4;
+  big.stats.kept = 2;
+  big.stats.skipped_ratio = 2;
+  const std::string path = (dir.path / "sub" / "c.bin").string();
+  write_corpus_cache(path, 42, big);
+  CHECK(fs::file_size(path) == 80 + 4 * 4 + 5 * 4);
+
+  LoadedCorpus back;
+  REQUIRE(read_corpus_cache(path, 42, back));
+  CHECK(back.corpus.tokens == big.corpus.tokens);
+  CHECK(back.corpus.offsets == big.corpus.offsets);
+  CHECK(back.stats.skipped_ratio == 2);
+  CHECK(back.stats.from_cache);
+  CHECK_FALSE(read_corpus_cache(path, 43, back));
+  CHECK_FALSE(read_corpus_cache((dir.path / "none.bin").string(), 42, back));
+
+  LoadedCorpus small;
+  small.corpus.add({4, 5}, {6});
+  write_corpus_cache(path, 7, small);
+  CHECK(fs::file_size(path) == 80 + 2 * 4 + 3 * 2);  // ids below 65536: two bytes each
+}
