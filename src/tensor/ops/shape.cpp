@@ -156,6 +156,11 @@ Var slice_rows(const Var& a, int64_t begin, int64_t end) {
     auto on = out.node_ptr();
     record_backward([a, on, begin] {
       if (!on->grad.defined()) return;
+      // Add into the existing gradient's rows: a decoder slicing T steps stays O(T), not O(T²).
+      if (a.grad().defined()) {
+        add_into(a.grad().slice(begin, begin + on->grad.dim(0)), on->grad);
+        return;
+      }
       Tensor d = Tensor::zeros(a.shape());
       d.slice(begin, begin + on->grad.dim(0)).copy_from(on->grad);
       a.accumulate_grad(d);

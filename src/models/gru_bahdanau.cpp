@@ -1,0 +1,246 @@
+// GRU encoder–decoder with additive attention (Bahdanau, Cho & Bengio 2015), equal to the
+// PyTorch reference model (BahdanauGRU), parameter names included.
+//
+//   x_j, y_t          source ids + </s>; decoder inputs <s> + target ids
+//   h_j  = [→h_j ; ←h_j]                 bidirectional GRU over drop(Esrc[x]); each direction runs
+//                                         over the sentence's real tokens only (←h starts at </s>)
+//   s_0  = tanh(W_init · (1/|x|) Σ_j h_j + b_init)
+//   e_t  = drop(Etgt[y_{t−1}])           (the same dropped vector feeds the cell and the readout)
+//   a_tj = v_aᵀ tanh(W_a s_{t−1} + b_a + U_a h_j)      U_a h_j once per sentence
+//   α_t  = softmax_j(a_t) over real source positions,  c_t = Σ_j α_tj h_j
+//   s_t  = GRU([e_t ; c_t], s_{t−1})      (PyTorch GRUCell: gates r, z, n; linear-before-reset)
+//   o_t  = tanh(W_o [s_t ; c_t ; e_t] + b_o)             (readout_act "linear": no tanh)
+//   p(y_t | y_<t, x) = softmax(W_out drop(o_t) + b_out)  (tie_output: W_out = Etgt, needs L = E)
+//
+// Parameters (E emb, H enc_hidden, D dec_hidden, A attn_dim, L readout_dim, V vocabularies, one
+// encoder layer; a further layer l adds 2·(3H(2H+H) + 6H)):
+//   V_src·E + V_tgt·E                     embeddings (one table when shared)
+//   + 2·(3H(E+H) + 6H)                    encoder GRU, two directions
+//   + 2H·D + D                            W_init, b_init
+//   + 2H·A + D·A + A + A                  U_a, W_a, b_a, v_a
+//   + 3D(E+2H+D) + 6D                     decoder GRU cell
+//   + (D+2H+E)·L + L                      W_o, b_o
+//   + L·V_tgt + V_tgt                     W_out, b_out (tied: b_out only)
+//
+// Speed: the input projections of the encoder GRUs and of the decoder's e_t run as one matmul
+// over all positions; only the c_t part and the recurrent part run per step. The vocabulary
+// projection runs once over all B·T positions.
+#include "models/gru_bahdanau.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "nn/layers.hpp"
+#include "util/error.hpp"
+
+namespace heed {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+struct GruState : DecoderState {
+  Tensor s;         // [N, D]
+  Tensor h;         // [N, S, 2H]
+  Tensor keys;      // [N, S, A]
+  Tensor pad_mask;  // [N, S]
+};
+
+Tensor gather_rows(const Tensor& t, const std::vector<int32_t>& rows) {
+  Shape shape = t.shape();
+  const int64_t row = t.numel() / shape[0];
+  shape[0] = static_cast<int64_t>(rows.size());
+  Tensor out = Tensor::empty(shape);
+  for (size_t i = 0; i < rows.size(); ++i) out.slice(i, i + 1).copy_from(t.slice(rows[i], rows[i] + 1));
+  (void)row;
+  return out;
+}
+
+class GruBahdanau : public Seq2Seq {
+ public:
+  GruBahdanau(const ModelConfig& config, int src_vocab, int tgt_vocab, uint64_t seed)
+      : Seq2Seq(seed), c_(config.gru), dropout_(config.dropout), src_vocab_(src_vocab), tgt_vocab_(tgt_vocab) {
+    const int E = c_.emb_dim, H = c_.enc_hidden, D = c_.dec_hidden, A = c_.attn_dim, L = c_.readout_dim;
+    Rng init(seed);
+    src_emb_ = Embedding(params_, "src_emb", src_vocab, E, init);
+    if (config.share_embeddings) {
+      if (src_vocab != tgt_vocab) throw UsageError("model.share_embeddings needs one joint vocabulary");
+      tgt_emb_ = src_emb_;
+      params_.alias("tgt_emb.weight", "src_emb.weight");
+    } else {
+      tgt_emb_ = Embedding(params_, "tgt_emb", tgt_vocab, E, init);
+    }
+    for (int l = 0; l < c_.enc_layers; ++l) {
+      const int in = l == 0 ? E : 2 * H;
+      const std::string suffix = "_l" + std::to_string(l);
+      enc_fwd_.emplace_back(params_, "encoder", suffix, in, H, init);
+      enc_bwd_.emplace_back(params_, "encoder", suffix + "_reverse", in, H, init);
+    }
+    init_state_ = Linear(params_, "init_state", 2 * H, D, true, init);
+    att_query_ = Linear(params_, "att_query", D, A, true, init);
+    att_key_ = Linear(params_, "att_key", 2 * H, A, false, init);
+    att_v_ = Linear(params_, "att_v", A, 1, false, init);
+    cell_ = GruWeights(params_, "cell", "", E + 2 * H, D, init);
+    readout_ = Linear(params_, "readout", D + 2 * H + E, L, true, init);
+    if (c_.tie_output) {
+      if (L != E) throw UsageError("model.gru.tie_output needs model.gru.readout_dim == model.gru.emb_dim");
+      out_.weight = tgt_emb_.weight;
+      const float bound = 1.f / std::sqrt(static_cast<float>(L));
+      out_.bias = params_.add("out.bias", uniform_tensor({tgt_vocab}, bound, init));
+      params_.alias("out.weight", config.share_embeddings ? "src_emb.weight" : "tgt_emb.weight");
+    } else {
+      out_ = Linear(params_, "out", L, tgt_vocab, true, init);
+    }
+  }
+
+  std::string arch() const override { return "gru-bahdanau"; }
+  int source_vocab() const override { return src_vocab_; }
+  int target_vocab() const override { return tgt_vocab_; }
+  Tensor last_attention() const override { return last_attention_; }
+
+  EncoderOutput encode(const Batch& batch) override {
+    const int B = batch.size, S = batch.src_len;
+    Var x = drop(src_emb_(batch.src, {B, S}), dropout_);
+    for (size_t l = 0; l < enc_fwd_.size(); ++l) {
+      Var fwd = run_direction(x, enc_fwd_[l], batch.src_lengths, false);
+      Var bwd = run_direction(x, enc_bwd_[l], batch.src_lengths, true);
+      x = concat({fwd, bwd}, -1);
+    }
+    EncoderOutput out;
+    out.states = x;
+    out.src_lengths = batch.src_lengths;
+    out.batch = B;
+    out.src_len = S;
+    return out;
+  }
+
+  Var forward(const Batch& batch) override {
+    const int B = batch.size, T = batch.tgt_len, E = c_.emb_dim, D = c_.dec_hidden;
+    const int H2 = 2 * c_.enc_hidden;
+    EncoderOutput enc = encode(batch);
+    Var keys = att_key_(enc.states);
+    Var s = initial_state(enc);
+    Tensor mask = enc.pad_mask();
+    // Decoder inputs, time-major so that each step's rows are contiguous.
+    Var y = drop(tgt_emb_(batch.tgt_in, {B, T}), dropout_);  // [B, T, E]
+    auto w_ih = split(cell_.weight_ih, {E, H2}, 1);           // [3D, E], [3D, 2H]
+    Var gi_y = linear(permute(y, {1, 0, 2}), w_ih[0], cell_.bias_ih);  // [T, B, 3D]
+    std::vector<Var> states, contexts;
+    std::vector<Tensor> attention;
+    for (int t = 0; t < T; ++t) {
+      Tensor alpha;
+      Var c = attend(s, enc.states, keys, mask, &alpha);
+      Var gi = add(reshape(slice_rows(gi_y, t, t + 1), {B, 3 * D}), linear(c, w_ih[1], Var()));
+      s = gru_cell(gi, s, cell_.weight_hh, cell_.bias_hh);
+      states.push_back(reshape(s, {B, 1, D}));
+      contexts.push_back(reshape(c, {B, 1, H2}));
+      attention.push_back(alpha);
+    }
+    keep_attention(attention, B, T, batch.src_len);
+    Var readout = readout_layer(concat({concat(states, 1), concat(contexts, 1), y}, -1));
+    return out_(drop(readout, dropout_));  // [B, T, V]
+  }
+
+  std::unique_ptr<DecoderState> start(const EncoderOutput& enc) override {
+    NoGradGuard no_grad;
+    auto st = std::make_unique<GruState>();
+    st->rows = enc.batch;
+    st->h = enc.states.value();
+    st->keys = att_key_(enc.states).value();
+    st->s = initial_state(enc).value();
+    st->pad_mask = enc.pad_mask();
+    auto w_ih = split(cell_.weight_ih, {c_.emb_dim, 2 * c_.enc_hidden}, 1);
+    w_ih_emb_ = w_ih[0].value();
+    w_ih_ctx_ = w_ih[1].value();
+    return st;
+  }
+
+  StepOutput step(DecoderState& state, const std::vector<int32_t>& previous) override {
+    NoGradGuard no_grad;
+    auto& st = static_cast<GruState&>(state);
+    const int N = st.rows;
+    Var e = tgt_emb_(previous, {N});
+    Tensor alpha;
+    Var c = attend(Var(st.s), Var(st.h), Var(st.keys), st.pad_mask, &alpha);
+    Var gi = add(linear(e, Var(w_ih_emb_), cell_.bias_ih), linear(c, Var(w_ih_ctx_), Var()));
+    Var s = gru_cell(gi, Var(st.s), cell_.weight_hh, cell_.bias_hh);
+    st.s = s.value();
+    Var logits = out_(readout_layer(concat({s, c, e}, -1)));
+    return {log_softmax(logits).value(), alpha};
+  }
+
+  void reorder(DecoderState& state, const std::vector<int32_t>& rows) override {
+    auto& st = static_cast<GruState&>(state);
+    st.s = gather_rows(st.s, rows);
+    st.h = gather_rows(st.h, rows);
+    st.keys = gather_rows(st.keys, rows);
+    st.pad_mask = gather_rows(st.pad_mask, rows);
+    st.rows = static_cast<int>(rows.size());
+  }
+
+ private:
+  Var run_direction(const Var& x, const GruWeights& w, const std::vector<int32_t>& lengths, bool reverse) {
+    return gru_sequence(linear(x, w.weight_ih, w.bias_ih), w.weight_hh, w.bias_hh, lengths, reverse);
+  }
+
+  // s_0 = tanh(W_init · mean of the real h_j + b_init): the mean as a [B,1,S]x[B,S,2H] product.
+  Var initial_state(const EncoderOutput& enc) {
+    const int B = enc.batch, S = enc.src_len;
+    Tensor weights = Tensor::zeros({B, 1, S});
+    for (int b = 0; b < B; ++b)
+      for (int j = 0; j < enc.src_lengths[b]; ++j) weights.data()[b * S + j] = 1.f / enc.src_lengths[b];
+    Var mean_h = reshape(matmul(Var(weights), enc.states), {B, 2 * c_.enc_hidden});
+    return heed::tanh(init_state_(mean_h));
+  }
+
+  Var attend(const Var& s, const Var& h, const Var& keys, const Tensor& pad_mask, Tensor* alpha_out) {
+    const int64_t B = h.dim(0), S = h.dim(1);
+    Var scores = additive_attention_scores(att_query_(s), keys, att_v_.weight);
+    Var alpha = softmax(masked_fill(scores, pad_mask, kNegInf));
+    *alpha_out = alpha.value();
+    return reshape(matmul(reshape(alpha, {B, 1, S}), h), {B, h.dim(2)});
+  }
+
+  Var readout_layer(const Var& x) {
+    Var o = readout_(x);
+    return c_.readout_act == "tanh" ? heed::tanh(o) : o;
+  }
+
+  void keep_attention(const std::vector<Tensor>& steps, int B, int T, int S) {
+    last_attention_ = Tensor::empty({B, T, S});
+    for (int t = 0; t < T; ++t)
+      for (int b = 0; b < B; ++b)
+        std::copy(steps[t].data() + b * S, steps[t].data() + (b + 1) * S, last_attention_.data() + (b * T + t) * S);
+  }
+
+  GruConfig c_;
+  float dropout_;
+  int src_vocab_, tgt_vocab_;
+  Embedding src_emb_, tgt_emb_;
+  std::vector<GruWeights> enc_fwd_, enc_bwd_;
+  Linear init_state_, att_query_, att_key_, att_v_, readout_, out_;
+  GruWeights cell_;
+  Tensor w_ih_emb_, w_ih_ctx_;  // the two column blocks of cell.weight_ih, split once per start()
+  Tensor last_attention_;
+};
+
+}  // namespace
+
+std::unique_ptr<Seq2Seq> make_gru_bahdanau(const ModelConfig& config, int src_vocab, int tgt_vocab, uint64_t seed) {
+  return std::make_unique<GruBahdanau>(config, src_vocab, tgt_vocab, seed);
+}
+
+int64_t gru_bahdanau_parameter_count(const ModelConfig& config, int src_vocab, int tgt_vocab) {
+  const int64_t E = config.gru.emb_dim, H = config.gru.enc_hidden, D = config.gru.dec_hidden, A = config.gru.attn_dim,
+                L = config.gru.readout_dim;
+  int64_t n = (config.share_embeddings ? src_vocab : src_vocab + tgt_vocab) * E;
+  n += 2 * (3 * H * (E + H) + 6 * H);
+  n += (config.gru.enc_layers - 1) * 2 * (3 * H * (2 * H + H) + 6 * H);
+  n += 2 * H * D + D;
+  n += 2 * H * A + D * A + A + A;
+  n += 3 * D * (E + 2 * H + D) + 6 * D;
+  n += (D + 2 * H + E) * L + L;
+  n += (config.gru.tie_output ? 0 : L * tgt_vocab) + tgt_vocab;
+  return n;
+}
+
+}  // namespace heed

@@ -1,0 +1,72 @@
+#pragma once
+// The one model interface. Training calls forward(); beam search calls encode(), start(),
+// step() and reorder(). Both architectures live behind it; tests check that stepping the
+// decoder with teacher-forced inputs reproduces forward().
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/batch.hpp"
+#include "nn/parameters.hpp"
+#include "tensor/autograd.hpp"
+#include "tensor/ops.hpp"
+#include "tensor/random.hpp"
+
+namespace heed {
+
+struct EncoderOutput {
+  Var states;                        // [B, S, D_enc], the annotations the decoder attends to
+  std::vector<int32_t> src_lengths;  // [B] real source positions (incl. </s>)
+  int batch = 0, src_len = 0;
+  Tensor pad_mask() const;           // [B, S]: 1 at padding, 0 at real tokens
+};
+
+// Per-architecture decoder state over N rows (sentences × beams). Rows can be gathered
+// (reorder) to follow beams or to drop finished sentences.
+struct DecoderState {
+  virtual ~DecoderState() = default;
+  int rows = 0;
+};
+
+struct StepOutput {
+  Tensor log_probs;  // [N, V]
+  Tensor attention;  // [N, S]: weights over source positions (0 at padding)
+};
+
+class Seq2Seq {
+ public:
+  virtual ~Seq2Seq() = default;
+
+  virtual EncoderOutput encode(const Batch& batch) = 0;
+  // Teacher-forced logits [B, T, V] over every target position (pads included).
+  virtual Var forward(const Batch& batch) = 0;
+  // Attention weights of the last forward() as [B, T, S], when the model keeps them (tests,
+  // alignments); undefined otherwise.
+  virtual Tensor last_attention() const { return Tensor(); }
+
+  virtual std::unique_ptr<DecoderState> start(const EncoderOutput& encoded) = 0;
+  // One decoder step for every row: log-probabilities of the next token, given the previous one.
+  virtual StepOutput step(DecoderState& state, const std::vector<int32_t>& previous) = 0;
+  // New row i is old row rows[i] (rows may repeat: expanding to beams; or shrink).
+  virtual void reorder(DecoderState& state, const std::vector<int32_t>& rows) = 0;
+
+  virtual std::string arch() const = 0;
+  virtual int source_vocab() const = 0;
+  virtual int target_vocab() const = 0;
+
+  ParameterSet& parameters() { return params_; }
+  const ParameterSet& parameters() const { return params_; }
+  void set_training(bool on) { training_ = on; }
+  bool training() const { return training_; }
+  Rng& rng() { return rng_; }  // dropout draws; saved with the trainer state
+
+ protected:
+  explicit Seq2Seq(uint64_t seed) : rng_(seed) {}
+  Var drop(const Var& x, float p) { return training_ ? dropout(x, p, rng_) : x; }
+
+  ParameterSet params_;
+  bool training_ = false;
+  Rng rng_;
+};
+
+}  // namespace heed

@@ -1,0 +1,49 @@
+#pragma once
+// Layers with parameters, thin wrappers over ops that own their Vars and names.
+#include <cmath>
+#include <string>
+
+#include "nn/parameters.hpp"
+#include "tensor/ops.hpp"
+
+namespace heed {
+
+// y = x Wᵀ + b, W stored [out, in]; initialised like torch.nn.Linear: U(±1/√in).
+struct Linear {
+  Var weight, bias;
+  Linear() = default;
+  Linear(ParameterSet& params, const std::string& name, int64_t in, int64_t out, bool with_bias, Rng& rng) {
+    const float bound = 1.f / std::sqrt(static_cast<float>(in));
+    weight = params.add(name + ".weight", uniform_tensor({out, in}, bound, rng));
+    if (with_bias) bias = params.add(name + ".bias", uniform_tensor({out}, bound, rng));
+  }
+  Var operator()(const Var& x) const { return linear(x, weight, bias); }
+};
+
+// Rows of a [vocab, dim] table.
+struct Embedding {
+  Var weight;
+  Embedding() = default;
+  Embedding(ParameterSet& params, const std::string& name, int64_t vocab, int64_t dim, Rng& rng)
+      : weight(params.add(name + ".weight", normal_tensor({vocab, dim}, 1.f / std::sqrt(static_cast<float>(dim)), rng))) {}
+  Var operator()(const std::vector<int32_t>& ids, const Shape& ids_shape) const {
+    return embedding(weight, ids, ids_shape);
+  }
+};
+
+// The four tensors of one GRU direction (PyTorch names and layout: gates r, z, n stacked).
+struct GruWeights {
+  Var weight_ih, weight_hh, bias_ih, bias_hh;
+  GruWeights() = default;
+  // suffix: "_l0", "_l0_reverse" (nn.GRU) or "" (nn.GRUCell)
+  GruWeights(ParameterSet& params, const std::string& prefix, const std::string& suffix, int64_t in, int64_t hidden,
+             Rng& rng) {
+    const float bound = 1.f / std::sqrt(static_cast<float>(hidden));
+    weight_ih = params.add(prefix + ".weight_ih" + suffix, uniform_tensor({3 * hidden, in}, bound, rng));
+    weight_hh = params.add(prefix + ".weight_hh" + suffix, uniform_tensor({3 * hidden, hidden}, bound, rng));
+    bias_ih = params.add(prefix + ".bias_ih" + suffix, uniform_tensor({3 * hidden}, bound, rng));
+    bias_hh = params.add(prefix + ".bias_hh" + suffix, uniform_tensor({3 * hidden}, bound, rng));
+  }
+};
+
+}  // namespace heed
