@@ -10,7 +10,9 @@ namespace heed {
 
 #pragma omp declare simd
 inline float fast_exp(float x) {
-  x = std::fmin(std::fmax(x, -87.3f), 88.3f);
+  // Comparisons rather than fmin/fmax: those return the other operand for a NaN, which would
+  // turn a NaN logit into a finite loss and hide a diverged model.
+  x = x < -87.3f ? -87.3f : x > 88.3f ? 88.3f : x;
   const float n = std::nearbyint(x * 1.44269504088896341f);
   const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
   float p = 1.9875691500e-4f;

@@ -114,6 +114,29 @@ void matmul_grad(const Var& v, const Tensor& x, bool tx, const Tensor& y, bool t
   if (fresh) v.accumulate_grad(g);
 }
 
+// C_i = A_iᵀ·op(B) with 3-D A and B shared by the batch (rare: the batch cannot be folded into
+// rows because A_i is read transposed). dA_i = (dC_i·op(B)ᵀ)ᵀ, one batched matmul and a transposing
+// copy; dB = Σ_i A_i·dC_i (or its transpose when B is read transposed), one matmul per batch item.
+void shared_b_transposed_a_backward(const Var& a, const Var& b, const Tensor& av, const Tensor& bv, bool tb,
+                                    const Tensor& g) {
+  const int64_t batch = av.dim(0), k = av.dim(1), m = av.dim(2), n = g.dim(2);
+  if (a.requires_grad()) {
+    Tensor da_t = Tensor::empty({batch, m, k});
+    matmul_into(da_t, g, bv, false, !tb);
+    a.accumulate_grad(da_t.transpose(1, 2).clone());
+  }
+  if (!b.requires_grad()) return;
+  bool fresh;
+  Tensor db = grad_target(b, fresh);
+  for (int64_t i = 0; i < batch; ++i) {
+    Tensor ai = av.slice(i, i + 1).reshape({k, m}), gi = g.slice(i, i + 1).reshape({m, n});
+    const bool acc = i > 0 || !fresh;
+    if (!tb) matmul_into(db, ai, gi, false, false, acc);
+    else matmul_into(db, gi, ai, true, true, acc);
+  }
+  if (fresh) b.accumulate_grad(db);
+}
+
 // Column sums of g[rows, cols] into bias's gradient.
 void bias_grad(const Var& bias, const Tensor& g) {
   if (!bias.defined() || !bias.requires_grad()) return;
@@ -143,14 +166,18 @@ Var matmul(const Var& a, const Var& b, bool ta, bool tb) {
       const Tensor& g = on->grad;
       if (!g.defined()) return;
       // C = op(A)·op(B):  dA = dC·op(B)ᵀ (transposed back if A was read transposed), likewise dB.
+      const bool shared_b = bv.ndim() == 2 && av.ndim() == 3;
+      if (shared_b && ta) {
+        shared_b_transposed_a_backward(a, b, av, bv, tb, g);
+        return;
+      }
       if (!ta) matmul_grad(a, g, false, bv, !tb);
       else matmul_grad(a, bv, tb, g, true);
       if (b.requires_grad()) {
-        if (bv.ndim() == 2 && av.ndim() == 3) {
+        if (shared_b) {
           // B shared across the batch: fold the batch into rows.
           Tensor a2 = av.reshape({-1, av.dim(-1)});
           Tensor g2 = g.reshape({-1, g.dim(-1)});
-          if (ta) throw Error("matmul backward: transposed 3-D A with shared B is not supported");
           if (!tb) matmul_grad(b, a2, true, g2, false);
           else matmul_grad(b, g2, true, a2, false);
         } else if (!tb) {

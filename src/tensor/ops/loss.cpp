@@ -17,11 +17,12 @@ Var cross_entropy(const Var& logits, const std::vector<int32_t>& targets, int ig
   for (int32_t y : targets)
     if (y != ignore_index && (y < 0 || y >= vocab))
       throw Error("cross_entropy: target id " + std::to_string(y) + " outside a vocabulary of " + std::to_string(vocab));
+  // Per-row results summed afterwards in row order: an OpenMP reduction would add the threads'
+  // partial sums in arrival order, so the loss would not be bitwise reproducible.
   std::vector<float> lse(rows);
-  double loss_sum = 0, nll_sum = 0;
-  int64_t labels = 0;
+  std::vector<double> row_loss(rows, 0.0), row_nll(rows, 0.0);
   const float* pl = lv.data();
-#pragma omp parallel for reduction(+ : loss_sum, nll_sum, labels) schedule(static)
+#pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     const int32_t y = targets[r];
     if (y == ignore_index) continue;
@@ -38,8 +39,15 @@ Var cross_entropy(const Var& logits, const std::vector<int32_t>& targets, int ig
     const double l = mx + std::log(static_cast<double>(se));
     lse[r] = static_cast<float>(l);
     const double nll = l - x[y];
-    nll_sum += nll;
-    loss_sum += (1.0 - eps) * nll + eps * (l - sx / vocab);
+    row_nll[r] = nll;
+    row_loss[r] = (1.0 - eps) * nll + eps * (l - static_cast<double>(sx) / vocab);
+  }
+  double loss_sum = 0, nll_sum = 0;
+  int64_t labels = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    if (targets[r] == ignore_index) continue;
+    loss_sum += row_loss[r];
+    nll_sum += row_nll[r];
     ++labels;
   }
   if (stats) {

@@ -1,5 +1,6 @@
 // softmax / log-softmax along the last axis and layer normalisation, on oneDNN primitives
 // (forward and backward). Inputs are made dense: strided views would fall back to ref kernels.
+#include <cstdio>
 #include <string>
 
 #include "tensor/dnnl_context.hpp"
@@ -75,7 +76,10 @@ Var layer_norm(const Var& x, const Var& gamma, const Var& beta, float eps) {
   if (gamma.value().numel() != cols || beta.value().numel() != cols)
     throw Error("layer_norm: input " + shape_str(xv.shape()) + " with scale " + shape_str(gamma.shape()));
   const auto flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
-  std::string key = "layernorm:" + std::to_string(rows) + "x" + std::to_string(cols) + ":" + std::to_string(eps);
+  // eps in hex: std::to_string prints 6 decimals, so 1e-7 and 1e-8 would share a primitive.
+  char eps_hex[32];
+  std::snprintf(eps_hex, sizeof eps_hex, "%a", eps);
+  std::string key = "layernorm:" + std::to_string(rows) + "x" + std::to_string(cols) + ":" + eps_hex;
   auto& e = dnnl_ctx::cached<LayerNormEntry>(key, [&] {
     memory::desc md({rows, cols}, memory::data_type::f32, memory::format_tag::ab);
     dnnl::layer_normalization_forward::primitive_desc fpd(

@@ -1,0 +1,264 @@
+// Forward values of every op against independent references: naive loops and the plain formulas,
+// computed in double. Tolerances are relative to the reference's magnitude: 1e-5 for matmuls
+// (float32 accumulation over K ≤ 13 terms), 2e-6·|x| scale for the transcendental kernels.
+#include <cmath>
+#include <vector>
+
+#include "check_helpers.hpp"
+#include "tensor/ops/fast_math.hpp"
+
+using namespace heed;
+using heed::test::random_tensor;
+
+namespace {
+double sigmoid_ref(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+void require_close(const Tensor& got, const std::vector<double>& want, double tol, const char* what) {
+  REQUIRE(got.numel() == static_cast<int64_t>(want.size()));
+  Tensor g = got.contiguous();
+  for (size_t i = 0; i < want.size(); ++i) {
+    INFO(what << " element " << i << ": got " << g.data()[i] << " want " << want[i]);
+    REQUIRE(std::fabs(g.data()[i] - want[i]) <= tol * std::max(1.0, std::fabs(want[i])));
+  }
+}
+
+// Element (i, j) of op(X) for a 2-D [r, c] block starting at p.
+double at(const float* p, int64_t cols, bool trans, int64_t i, int64_t j) {
+  return trans ? p[j * cols + i] : p[i * cols + j];
+}
+
+// Naive op(A)·op(B); A, B may be 2-D or 3-D (B 2-D is shared by the batch).
+std::vector<double> naive_matmul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
+  const int64_t batch = a.ndim() == 3 ? a.dim(0) : 1;
+  const int64_t m = ta ? a.dim(-1) : a.dim(-2), k = ta ? a.dim(-2) : a.dim(-1), n = tb ? b.dim(-2) : b.dim(-1);
+  std::vector<double> c(batch * m * n, 0.0);
+  for (int64_t s = 0; s < batch; ++s) {
+    const float* pa = a.data() + s * m * k;
+    const float* pb = b.data() + (b.ndim() == 3 ? s * k * n : 0);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t q = 0; q < k; ++q)
+          c[(s * m + i) * n + j] += at(pa, a.dim(-1), ta, i, q) * at(pb, b.dim(-1), tb, q, j);
+  }
+  return c;
+}
+}  // namespace
+
+TEST_CASE("matmul matches naive loops for all transposes, batched and shared-B, with accumulate") {
+  const int64_t M = 3, K = 13, N = 7, B = 2;
+  for (int ta = 0; ta < 2; ++ta)
+    for (int tb = 0; tb < 2; ++tb) {
+      Shape a2 = ta ? Shape{K, M} : Shape{M, K}, b2 = tb ? Shape{N, K} : Shape{K, N};
+      Shape a3 = {B, a2[0], a2[1]}, b3 = {B, b2[0], b2[1]};
+      const std::pair<Shape, Shape> cases[] = {{a2, b2}, {a3, b3}, {a3, b2}};
+      for (const auto& [sa, sb] : cases) {
+        Tensor a = random_tensor(sa, 1), b = random_tensor(sb, 2);
+        Var c = matmul(Var(a), Var(b), ta, tb);
+        require_close(c.value(), naive_matmul(a, b, ta, tb), 1e-5, "matmul");
+        // accumulate: C += op(A)·op(B) on top of existing values
+        Tensor acc = c.value().clone();
+        matmul_into(acc, a, b, ta, tb, true);
+        auto twice = naive_matmul(a, b, ta, tb);
+        for (auto& x : twice) x *= 2;
+        require_close(acc, twice, 1e-5, "matmul_into accumulate");
+      }
+    }
+  // A transposed *view* as input is read correctly (made dense first).
+  Tensor a = random_tensor({5, 3}, 3), b = random_tensor({5, 2}, 4);
+  require_close(matmul(Var(a.transpose(0, 1)), Var(b)).value(), naive_matmul(a, b, true, false), 1e-5, "view");
+  CHECK_THROWS(matmul(Var(random_tensor({3, 4}, 1)), Var(random_tensor({5, 2}, 2))));
+}
+
+TEST_CASE("linear matches x·wᵀ + b") {
+  Tensor x = random_tensor({2, 3, 5}, 1), w = random_tensor({7, 5}, 2), bias = random_tensor({7}, 3);
+  auto want = naive_matmul(x.reshape({6, 5}), w, false, true);
+  for (int64_t r = 0; r < 6; ++r)
+    for (int64_t o = 0; o < 7; ++o) want[r * 7 + o] += bias.data()[o];
+  Var y = linear(Var(x), Var(w), Var(bias));
+  REQUIRE(y.shape() == Shape{2, 3, 7});
+  require_close(y.value(), want, 1e-5, "linear");
+}
+
+TEST_CASE("elementwise ops and activations match their formulas") {
+  Tensor a = random_tensor({2, 3, 5}, 1, -4, 4), b = random_tensor({3, 1}, 2);
+  std::vector<double> add_ref, mul_ref, tanh_ref, sig_ref, relu_ref, gelu_ref;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double x = a.data()[i], y = b.data()[(i / 5) % 3];
+    add_ref.push_back(x + y);
+    mul_ref.push_back(x * y);
+    tanh_ref.push_back(std::tanh(x));
+    sig_ref.push_back(sigmoid_ref(x));
+    relu_ref.push_back(x > 0 ? x : 0);
+    gelu_ref.push_back(0.5 * x * (1 + std::erf(x / std::sqrt(2.0))));
+  }
+  require_close(add(Var(a), Var(b)).value(), add_ref, 1e-6, "add");
+  require_close(mul(Var(a), Var(b)).value(), mul_ref, 1e-6, "mul");
+  require_close(tanh(Var(a)).value(), tanh_ref, 2e-6, "tanh");
+  require_close(sigmoid(Var(a)).value(), sig_ref, 2e-6, "sigmoid");
+  require_close(relu(Var(a)).value(), relu_ref, 0, "relu");
+  require_close(gelu(Var(a)).value(), gelu_ref, 2e-6, "gelu");
+}
+
+TEST_CASE("softmax, log_softmax and layer_norm match their formulas") {
+  const int64_t R = 3, C = 11;
+  Tensor x = random_tensor({R, C}, 1, -5, 5), gamma = random_tensor({C}, 2), beta = random_tensor({C}, 3);
+  std::vector<double> sm, lsm, ln;
+  for (int64_t r = 0; r < R; ++r) {
+    const float* p = x.data() + r * C;
+    double mx = p[0], se = 0, mean = 0, var = 0;
+    for (int64_t k = 0; k < C; ++k) mx = std::max(mx, double(p[k]));
+    for (int64_t k = 0; k < C; ++k) se += std::exp(p[k] - mx);
+    for (int64_t k = 0; k < C; ++k) mean += p[k] / double(C);
+    for (int64_t k = 0; k < C; ++k) var += (p[k] - mean) * (p[k] - mean) / C;
+    for (int64_t k = 0; k < C; ++k) {
+      sm.push_back(std::exp(p[k] - mx) / se);
+      lsm.push_back(p[k] - mx - std::log(se));
+      ln.push_back((p[k] - mean) / std::sqrt(var + 1e-5) * gamma.data()[k] + beta.data()[k]);
+    }
+  }
+  require_close(softmax(Var(x)).value(), sm, 2e-6, "softmax");
+  require_close(log_softmax(Var(x)).value(), lsm, 2e-6, "log_softmax");
+  require_close(layer_norm(Var(x), Var(gamma), Var(beta)).value(), ln, 1e-5, "layer_norm");
+  // A different eps is a different primitive (the cache key must distinguish tiny eps values).
+  Tensor flat = Tensor::full({1, 4}, 0.f);
+  flat.data()[0] = 1e-4f;
+  const float y7 = layer_norm(Var(flat), Var(Tensor::full({4}, 1.f)), Var(Tensor::zeros({4})), 1e-7f).value().data()[0];
+  const float y8 = layer_norm(Var(flat), Var(Tensor::full({4}, 1.f)), Var(Tensor::zeros({4})), 1e-8f).value().data()[0];
+  const double mean = 0.25e-4, var = (7.5e-5 * 7.5e-5 + 3 * 2.5e-5 * 2.5e-5) / 4;  // population variance
+  CHECK(y7 == Approx((1e-4 - mean) / std::sqrt(var + 1e-7)).epsilon(1e-4));
+  CHECK(y8 == Approx((1e-4 - mean) / std::sqrt(var + 1e-8)).epsilon(1e-4));
+}
+
+TEST_CASE("cross_entropy with label smoothing and ignore_index matches the direct formula") {
+  const int64_t N = 5, V = 7;
+  const float eps = 0.1f;
+  Tensor logits = random_tensor({N, V}, 1, -6, 6);
+  logits.data()[2 * V + 1] = 60.f;  // a large logit: the log-sum-exp must stay finite
+  const std::vector<int32_t> targets = {3, -100, 0, 6, 1};
+  double loss = 0, nll = 0;
+  int64_t labels = 0;
+  for (int64_t r = 0; r < N; ++r) {
+    if (targets[r] == -100) continue;
+    const float* p = logits.data() + r * V;
+    double mx = p[0], se = 0;
+    for (int64_t k = 0; k < V; ++k) mx = std::max(mx, double(p[k]));
+    for (int64_t k = 0; k < V; ++k) se += std::exp(p[k] - mx);
+    const double lse = mx + std::log(se);
+    double smooth = 0;
+    for (int64_t k = 0; k < V; ++k) smooth += (lse - p[k]) / V;
+    const double row_nll = lse - p[targets[r]];
+    nll += row_nll;
+    loss += (1 - eps) * row_nll + eps * smooth;
+    ++labels;
+  }
+  CrossEntropyStats stats;
+  Var out = cross_entropy(Var(logits), targets, -100, eps, 4.f, &stats);
+  CHECK(labels == 4);
+  CHECK(stats.labels == 4);
+  CHECK(stats.nll_sum == Approx(nll).epsilon(1e-6));
+  CHECK(stats.loss_sum == Approx(loss).epsilon(1e-6));
+  CHECK(out.value().item() == Approx(loss / 4).epsilon(1e-6));
+  CHECK_THROWS(cross_entropy(Var(logits), {3, 7, 0, 0, 0}, -100, 0.f, 1.f));
+}
+
+TEST_CASE("fast_exp, fast_sigmoid and fast_tanh are accurate and propagate NaN") {
+  double worst_exp = 0, worst_tanh = 0, worst_sig = 0;
+  for (int i = -80000; i <= 80000; ++i) {
+    const float x = i * 1e-3f;  // [-80, 80]
+    worst_exp = std::max(worst_exp, std::fabs(fast_exp(x) - std::exp(double(x))) / std::exp(double(x)));
+    const double t = std::tanh(double(x));
+    worst_tanh = std::max(worst_tanh, std::fabs(fast_tanh(x) - t) / std::max(std::fabs(t), 1e-30));
+    worst_sig = std::max(worst_sig, std::fabs(fast_sigmoid(x) - sigmoid_ref(x)) / sigmoid_ref(x));
+  }
+  std::printf("fast_math max relative error: exp %.2e sigmoid %.2e tanh %.2e\n", worst_exp, worst_sig, worst_tanh);
+  CHECK(worst_exp < 5e-7);
+  CHECK(worst_sig < 1e-6);
+  CHECK(worst_tanh < 2e-6);
+  CHECK(fast_tanh(0.f) == 0.f);
+  CHECK(fast_exp(-200.f) < 1e-37f);
+  CHECK(std::isnan(fast_exp(NAN)));
+  CHECK(std::isnan(fast_tanh(NAN)));
+}
+
+namespace {
+// h' for one row, the GRU equations written out (linear-before-reset, gate order r, z, n).
+std::vector<double> gru_step_ref(const float* gi, const std::vector<double>& h, const Tensor& w, const Tensor& bh) {
+  const int64_t H = static_cast<int64_t>(h.size());
+  std::vector<double> gh(3 * H);
+  for (int64_t o = 0; o < 3 * H; ++o) {
+    gh[o] = bh.data()[o];
+    for (int64_t j = 0; j < H; ++j) gh[o] += double(w.data()[o * H + j]) * h[j];
+  }
+  std::vector<double> out(H);
+  for (int64_t j = 0; j < H; ++j) {
+    const double r = sigmoid_ref(gi[j] + gh[j]), z = sigmoid_ref(gi[H + j] + gh[H + j]);
+    const double n = std::tanh(gi[2 * H + j] + r * gh[2 * H + j]);
+    out[j] = (1 - z) * n + z * h[j];
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("gru_cell matches the GRU equations") {
+  const int64_t B = 3, H = 5;
+  Tensor gi = random_tensor({B, 3 * H}, 1, -2, 2), h = random_tensor({B, H}, 2), w = random_tensor({3 * H, H}, 3),
+         bh = random_tensor({3 * H}, 4);
+  std::vector<double> want;
+  for (int64_t b = 0; b < B; ++b) {
+    auto row = gru_step_ref(gi.data() + b * 3 * H, std::vector<double>(h.data() + b * H, h.data() + (b + 1) * H), w, bh);
+    want.insert(want.end(), row.begin(), row.end());
+  }
+  require_close(gru_cell(Var(gi), Var(h), Var(w), Var(bh)).value(), want, 2e-6, "gru_cell");
+}
+
+TEST_CASE("gru_sequence matches per-sentence loops in both directions with ragged lengths") {
+  const int64_t B = 4, T = 5, H = 3;
+  const std::vector<int32_t> lengths = {5, 2, 0, 4};
+  Tensor gi = random_tensor({B, T, 3 * H}, 1, -2, 2), w = random_tensor({3 * H, H}, 2), bh = random_tensor({3 * H}, 3);
+  for (bool reverse : {false, true}) {
+    std::vector<double> want(B * T * H, 0.0);  // padded positions stay zero
+    for (int64_t b = 0; b < B; ++b) {
+      std::vector<double> h(H, 0.0);
+      for (int64_t s = 0; s < lengths[b]; ++s) {
+        const int64_t t = reverse ? lengths[b] - 1 - s : s;  // reverse starts at the sentence's last token
+        h = gru_step_ref(gi.data() + (b * T + t) * 3 * H, h, w, bh);
+        for (int64_t j = 0; j < H; ++j) want[(b * T + t) * H + j] = h[j];
+      }
+    }
+    require_close(gru_sequence(Var(gi), Var(w), Var(bh), lengths, reverse).value(), want, 5e-6,
+                  reverse ? "gru_sequence reverse" : "gru_sequence forward");
+  }
+  CHECK_THROWS(gru_sequence(Var(gi), Var(w), Var(bh), {5, 6, 0, 1}, false));
+}
+
+TEST_CASE("additive_attention_scores matches loops") {
+  const int64_t B = 2, S = 3, A = 7;
+  Tensor q = random_tensor({B, A}, 1), k = random_tensor({B, S, A}, 2), v = random_tensor({1, A}, 3);
+  std::vector<double> want;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t j = 0; j < S; ++j) {
+      double e = 0;
+      for (int64_t a = 0; a < A; ++a) e += v.data()[a] * std::tanh(double(q.data()[b * A + a]) + k.data()[(b * S + j) * A + a]);
+      want.push_back(e);
+    }
+  require_close(additive_attention_scores(Var(q), Var(k), Var(v)).value(), want, 5e-6, "attention scores");
+}
+
+TEST_CASE("shape ops, embedding, masked_fill and reductions move the right values") {
+  Tensor x = Tensor::from_vector({2, 3}, {0, 1, 2, 3, 4, 5});
+  CHECK(permute(Var(x), {1, 0}).value().to_vector() == std::vector<float>{0, 3, 1, 4, 2, 5});
+  CHECK(concat({Var(x), Var(x.slice(1, 2))}, 0).value().to_vector() == std::vector<float>{0, 1, 2, 3, 4, 5, 3, 4, 5});
+  CHECK(concat({Var(x), Var(x)}, 1).value().to_vector() == std::vector<float>{0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5});
+  auto parts = split(Var(x), {2, 1}, 1);
+  CHECK(parts[0].value().to_vector() == std::vector<float>{0, 1, 3, 4});
+  CHECK(parts[1].value().to_vector() == std::vector<float>{2, 5});
+  CHECK(slice_rows(Var(x), 1, 2).value().to_vector() == std::vector<float>{3, 4, 5});
+  Var e = embedding(Var(x), {1, 0, 1}, {3});
+  CHECK(e.shape() == Shape{3, 3});
+  CHECK(e.value().to_vector() == std::vector<float>{3, 4, 5, 0, 1, 2, 3, 4, 5});
+  CHECK_THROWS(embedding(Var(x), {2}, {1}));
+  Tensor mask = Tensor::from_vector({1, 3}, {0, 1, 0});
+  CHECK(masked_fill(Var(x), mask, -9).value().to_vector() == std::vector<float>{0, -9, 2, 3, -9, 5});
+  CHECK(sum(Var(x)).value().item() == 15.f);
+  CHECK(mean(Var(x)).value().item() == 2.5f);
+}
