@@ -9,17 +9,18 @@
 
 namespace heed {
 
-std::vector<std::vector<size_t>> plan_epoch(const ParallelCorpus& corpus, int64_t batch_tokens, uint64_t seed,
-                                            int64_t epoch) {
-  std::mt19937_64 rng(seed + uint64_t(epoch));
-  std::vector<size_t> order(corpus.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  shuffle_in_place(order, rng);
+namespace {
+
+void sort_by_length(const ParallelCorpus& corpus, std::vector<size_t>& order) {
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     const size_t ta = corpus.target(a).size(), tb = corpus.target(b).size();
     return ta != tb ? ta < tb : corpus.source(a).size() < corpus.source(b).size();
   });
+}
 
+// Greedy cut of `order` into batches within the padded-token budget.
+std::vector<std::vector<size_t>> cut(const ParallelCorpus& corpus, const std::vector<size_t>& order,
+                                     int64_t batch_tokens) {
   std::vector<std::vector<size_t>> batches;
   std::vector<size_t> current;
   int64_t max_src = 0, max_tgt = 0;
@@ -37,8 +38,32 @@ std::vector<std::vector<size_t>> plan_epoch(const ParallelCorpus& corpus, int64_
     max_tgt = std::max<int64_t>(max_tgt, int64_t(corpus.target(i).size()) + 1);
   }
   if (!current.empty()) batches.push_back(std::move(current));
+  return batches;
+}
+
+std::vector<size_t> all_indices(const ParallelCorpus& corpus) {
+  std::vector<size_t> order(corpus.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  return order;
+}
+
+}  // namespace
+
+std::vector<std::vector<size_t>> plan_epoch(const ParallelCorpus& corpus, int64_t batch_tokens, uint64_t seed,
+                                            int64_t epoch) {
+  std::mt19937_64 rng(seed + uint64_t(epoch));
+  std::vector<size_t> order = all_indices(corpus);
+  shuffle_in_place(order, rng);
+  sort_by_length(corpus, order);
+  auto batches = cut(corpus, order, batch_tokens);
   shuffle_in_place(batches, rng);
   return batches;
+}
+
+std::vector<std::vector<size_t>> plan_evaluation(const ParallelCorpus& corpus, int64_t batch_tokens) {
+  std::vector<size_t> order = all_indices(corpus);
+  sort_by_length(corpus, order);
+  return cut(corpus, order, batch_tokens);
 }
 
 Batch make_corpus_batch(const ParallelCorpus& corpus, const std::vector<size_t>& indices) {

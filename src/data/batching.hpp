@@ -22,6 +22,9 @@ namespace heed {
 std::vector<std::vector<size_t>> plan_epoch(const ParallelCorpus& corpus, int64_t batch_tokens, uint64_t seed,
                                             int64_t epoch);
 
+// Evaluation (e.g. dev loss): the same length sort and cut, no randomness; ties keep corpus order.
+std::vector<std::vector<size_t>> plan_evaluation(const ParallelCorpus& corpus, int64_t batch_tokens);
+
 // The padded batch of the given corpus pairs (indices = those corpus indices).
 Batch make_corpus_batch(const ParallelCorpus& corpus, const std::vector<size_t>& indices);
 

@@ -112,10 +112,13 @@ bool read_corpus_cache(const std::string& path, uint64_t key, LoadedCorpus& out)
   if (corpus.offsets.back() != h.tokens) return stale("lengths do not add up to the token count");
   if (h.token_bytes == 4) {
     if (!read_array(f.get(), corpus.tokens, h.tokens)) return stale("read error");
-  } else {
-    std::vector<uint16_t> narrow;
-    if (!read_array(f.get(), narrow, h.tokens)) return stale("read error");
-    corpus.tokens.assign(narrow.begin(), narrow.end());
+  } else {  // widened a block at a time: no second copy of the whole corpus in memory
+    corpus.tokens.resize(h.tokens);
+    std::vector<uint16_t> block;
+    for (uint64_t done = 0; done < h.tokens; done += block.size()) {
+      if (!read_array(f.get(), block, std::min<uint64_t>(h.tokens - done, 1 << 20))) return stale("read error");
+      std::copy(block.begin(), block.end(), corpus.tokens.begin() + done);
+    }
   }
   out.corpus = std::move(corpus);
   out.stats = {h.pairs_read, h.kept, h.skipped_empty, h.skipped_too_long, h.skipped_ratio, true};

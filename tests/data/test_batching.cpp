@@ -103,6 +103,18 @@ TEST_CASE("batches respect the token budget and use every pair exactly once per 
   }
 }
 
+TEST_CASE("evaluation batches: sorted by length, in a fixed order, every pair once") {
+  ParallelCorpus c;
+  c.add({1, 1, 1}, {1, 1, 1});  // 0: lengths 4, 4
+  c.add({1}, {1});              // 1: 2, 2
+  c.add({1, 1}, {1});           // 2: 3, 2
+  c.add({1}, {1});              // 3: 2, 2
+  c.add({1, 1, 1}, {1, 1});     // 4: 4, 3
+  // sorted: 1 3 2 | 4 | 0 with a budget of 8 padded tokens (3 pairs * 3 = 9 > 8)
+  CHECK(plan_evaluation(c, 8) == std::vector<std::vector<size_t>>{{1, 3}, {2, 4}, {0}});
+  CHECK(plan_evaluation(c, 100) == std::vector<std::vector<size_t>>{{1, 3, 2, 4, 0}});
+}
+
 TEST_CASE("a pair longer than the budget is a batch of its own") {
   ParallelCorpus c;
   c.add({1, 2}, {3});
