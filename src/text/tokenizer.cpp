@@ -126,7 +126,9 @@ Tokenizer Tokenizer::from_json(const nlohmann::json& j, const std::string& origi
   try {
     const auto vocab = j.at("vocab").get<std::vector<std::string>>();
     std::unordered_map<std::string, int> id_of;
-    for (size_t id = 0; id < vocab.size(); ++id) id_of.emplace(vocab[id], static_cast<int>(id));
+    for (size_t id = 0; id < vocab.size(); ++id)
+      if (!id_of.emplace(vocab[id], static_cast<int>(id)).second)
+        corrupt(origin, "piece \"" + vocab[id] + "\" appears twice");
     std::vector<std::pair<int, int>> merges;
     const auto& jm = j.at("merges");
     if (!jm.is_array()) corrupt(origin, "\"merges\" is not an array");

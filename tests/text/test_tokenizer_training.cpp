@@ -1,0 +1,126 @@
+// BPE training: hand-checked merges on a tiny corpus, alphabet and coverage, byte fallback,
+// determinism across thread counts.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+
+#include "text/tokenizer.hpp"
+#include "text/word_counter.hpp"
+#include "util/atomic_file.hpp"
+#include "tokenizer_fixtures.hpp"
+#include "util/threads.hpp"
+
+using heed::Tokenizer;
+
+namespace {
+
+const std::string kSpace = "\xE2\x96\x81";  // U+2581
+
+// The classic example: "low" x5, "lower" x2, "newest" x6, "widest" x3.
+Tokenizer tiny(int vocab_size) {
+  heed::TokenizerOptions opts;
+  opts.vocab_size = vocab_size;
+  opts.character_coverage = 1.0;
+  return Tokenizer::train_from_word_counts({{" low", 5}, {" lower", 2}, {" newest", 6}, {" widest", 3}}, opts);
+}
+
+std::vector<std::string> merged_pieces(const Tokenizer& t) {
+  std::vector<std::string> out;
+  for (size_t r = 0; r < t.num_merges(); ++r) out.push_back(t.piece(t.merge(r).first) + "+" + t.piece(t.merge(r).second));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("known corpus gives the hand-checked merges", "[tokenizer]") {
+  const Tokenizer t = tiny(1000);
+  // By hand: e+s and s+t both occur 9 times (newest, widest), the tie goes to ("e","s"); then
+  // es+t (9); then the 7-fold ▁ l o w (ties broken by piece order, ▁ sorting first as a space);
+  // then ▁ n e w + est (6); ▁ w i d + est (3); ▁low + e + r (2). No pair is left after that.
+  const std::vector<std::string> expected = {
+      "e+s", "es+t",
+      kSpace + "+l", kSpace + "l+o", kSpace + "lo+w",
+      kSpace + "+n", kSpace + "n+e", kSpace + "ne+w", kSpace + "new+est",
+      kSpace + "+w", kSpace + "w+i", kSpace + "wi+d", kSpace + "wid+est",
+      kSpace + "low+e", kSpace + "lowe+r"};
+  CHECK(merged_pieces(t) == expected);
+  // Alphabet: the space symbol first, then by frequency (e 17, w 16, s 9, t 9, ...), ties by bytes.
+  CHECK(t.piece(260) == kSpace);
+  CHECK(t.piece(261) == "e");
+  CHECK(t.piece(262) == "w");
+  CHECK(t.piece(263) == "s");
+  CHECK(t.piece(264) == "t");
+  CHECK(t.vocab_size() == 4 + 256 + 11 + 15);
+  CHECK(t.encode_pieces("lowest newer") ==
+        std::vector<std::string>{kSpace + "low", "est", kSpace + "new", "e", "r"});
+  CHECK(t.starts_word(t.piece_id(kSpace + "low")));
+  CHECK_FALSE(t.starts_word(t.piece_id("est")));
+
+  // The vocabulary size is a cap: 4 + 256 + 11 alphabet + 9 merges.
+  CHECK(tiny(280).num_merges() == 9);
+  CHECK(tiny(280).vocab_size() == 280);
+  CHECK_THROWS_WITH(tiny(260), Catch::Contains("vocabulary size 260 is too small"));
+}
+
+TEST_CASE("special and byte tokens have fixed ids", "[tokenizer]") {
+  const Tokenizer t = tiny(1000);
+  CHECK(t.piece(Tokenizer::kPad) == "<pad>");
+  CHECK(t.piece(Tokenizer::kUnk) == "<unk>");
+  CHECK(t.piece(Tokenizer::kBos) == "<s>");
+  CHECK(t.piece(Tokenizer::kEos) == "</s>");
+  CHECK(t.piece(4) == "<0x00>");
+  CHECK(t.piece(4 + 0xE2) == "<0xE2>");
+  CHECK(t.piece(259) == "<0xFF>");
+  CHECK(t.piece_id("no such piece") == Tokenizer::kUnk);
+  CHECK(t.decode({Tokenizer::kBos, t.piece_id(kSpace + "low"), Tokenizer::kEos, Tokenizer::kPad}) == "low");
+  CHECK_THROWS_WITH(t.decode({100000}), Catch::Contains("token id 100000 is outside the vocabulary"));
+}
+
+TEST_CASE("characters outside the alphabet fall back to bytes", "[tokenizer]") {
+  const Tokenizer t = tiny(1000);
+  // "€" is E2 82 AC; "q" is not in the alphabet either.
+  CHECK(t.encode_pieces("low€q") ==
+        std::vector<std::string>{kSpace + "low", "<0xE2>", "<0x82>", "<0xAC>", "<0x71>"});
+  CHECK(t.decode(t.encode("low€q")) == "low€q");
+  // A literal U+2581 in the text is never the space symbol: it is always written as bytes.
+  CHECK(t.encode_pieces("\xE2\x96\x81low") ==
+        std::vector<std::string>{kSpace, "<0xE2>", "<0x96>", "<0x81>", "l", "o", "w"});
+  CHECK(t.decode(t.encode("\xE2\x96\x81 low")) == "\xE2\x96\x81 low");
+  // Stray byte tokens that do not form UTF-8 decode to U+FFFD.
+  CHECK(t.decode({t.piece_id(kSpace + "low"), 4 + 0xE2}) == "low\xEF\xBF\xBD");
+}
+
+TEST_CASE("character_coverage leaves rare characters out of the alphabet", "[tokenizer]") {
+  heed::TokenizerOptions opts;
+  opts.vocab_size = 300;
+  opts.character_coverage = 0.99;  // of 1000 character occurrences: the single "z" is out
+  heed::WordCounts counts = {{" aaaa", 180}, {" bz", 1}};  // 180 spaces + 720 a, 1 space + b + z
+  // Total 903; a + space = 901 >= 0.99 * 903, so neither b nor z is kept.
+  Tokenizer t = Tokenizer::train_from_word_counts(counts, opts);
+  CHECK(t.piece_id("a") != Tokenizer::kUnk);
+  CHECK(t.piece_id("b") == Tokenizer::kUnk);
+  CHECK(t.piece_id("z") == Tokenizer::kUnk);
+  CHECK(t.encode_pieces("bz") == std::vector<std::string>{kSpace, "<0x62>", "<0x7A>"});
+  opts.character_coverage = 1.0;
+  t = Tokenizer::train_from_word_counts(counts, opts);
+  CHECK(t.piece_id("z") != Tokenizer::kUnk);
+}
+
+TEST_CASE("training is deterministic whatever the thread count", "[tokenizer]") {
+  heed::TokenizerOptions opts;
+  opts.vocab_size = 700;
+  heed::set_num_threads(1);
+  const std::string one = Tokenizer::train(heed::test::sample_files(), opts).to_json().dump();
+  heed::set_num_threads(2);
+  const std::string two = Tokenizer::train(heed::test::sample_files(), opts).to_json().dump();
+  heed::set_num_threads(1);
+  CHECK(one == two);
+  CHECK(Tokenizer::train(heed::test::sample_files(), opts).to_json().dump() == one);
+}
+
+TEST_CASE("invalid UTF-8 in training text names file and line", "[tokenizer]") {
+  const std::string path = "tokenizer_training_invalid.txt";
+  heed::write_file_atomic(path, "fine\nalso fine\nbad \xC3\x28 here\n");
+  CHECK_THROWS_WITH(Tokenizer::train({path}, {}), Catch::Contains(path + ":3") && Catch::Contains("UTF-8"));
+  std::remove(path.c_str());
+}
