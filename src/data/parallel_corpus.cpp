@@ -136,8 +136,12 @@ LoadedCorpus load_parallel_corpus(const std::vector<std::string>& source_files,
 
   log_stats(loaded.stats, filter);
   if (!cache_path.empty()) {
-    write_corpus_cache(cache_path, key, loaded);
-    spdlog::info("training corpus cached in {}", cache_path);
+    try {  // the cache only saves time: failing to write it must not stop training
+      write_corpus_cache(cache_path, key, loaded);
+      spdlog::info("training corpus cached in {}", cache_path);
+    } catch (const Error& e) {
+      spdlog::warn("could not cache the encoded corpus: {}", e.what());
+    }
   }
   return loaded;
 }

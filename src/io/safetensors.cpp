@@ -144,7 +144,10 @@ SafeTensorFile parse_safetensors(const std::string& bytes, const std::string& or
   uint64_t header_len = 0;
   std::memcpy(&header_len, bytes.data(), 8);
   const uint64_t available = bytes.size() - 8;
-  if (header_len > available || header_len > kMaxHeaderBytes)
+  if (header_len > kMaxHeaderBytes && header_len <= available)
+    throw Error(origin + ": safetensors header length " + std::to_string(header_len) +
+                " is over the 100 MB limit");
+  if (header_len > available)
     throw Error(origin + ": safetensors header length " + std::to_string(header_len) +
                 " exceeds the file (" + std::to_string(available) + " bytes after the length)");
   const std::string header_text = bytes.substr(8, header_len);

@@ -184,6 +184,11 @@ TEST_CASE("the encoded corpus cache: hit, and miss when text, tokenizer or filte
     CHECK_FALSE(load_parallel_corpus({src}, {tgt}, tok, {50, 0}, cache).stats.from_cache);
     CHECK_FALSE(load_parallel_corpus({src}, {tgt}, tok, {100, 1.5}, cache).stats.from_cache);
   }
+  SECTION("a cache that cannot be written only costs time") {
+    const std::string blocked = dir.file("not-a-dir", "x");  // a file where the directory should be
+    const LoadedCorpus uncached = load_parallel_corpus({src}, {tgt}, tok, filter, blocked + "/cache");
+    CHECK(uncached.corpus.tokens == first.corpus.tokens);
+  }
   SECTION("a damaged cache file is rebuilt") {
     fs::resize_file(path, fs::file_size(path) - 1);
     const LoadedCorpus rebuilt = load_parallel_corpus({src}, {tgt}, tok, filter, cache);
