@@ -29,10 +29,39 @@ int fail(int code, const std::string& message) {
   std::fprintf(stderr, "heed: error: %s\n", message.c_str());
   return code;
 }
+
+CLI::App* deepest_parsed(CLI::App& app) {
+  CLI::App* node = &app;
+  while (!node->get_subcommands().empty()) node = node->get_subcommands().front();
+  return node;
+}
+
+std::string command_path(const CLI::App* node) {
+  std::string path;
+  for (; node; node = node->get_parent()) path = node->get_name() + (path.empty() ? "" : " " + path);
+  return path;
+}
+
+// CLI11 reports a stray word or flag as "A subcommand is required" or "... not expected";
+// name the offending argument instead.
+std::string parse_error_message(CLI::App& app, const CLI::ParseError& e) {
+  CLI::App* node = deepest_parsed(app);
+  std::string see = " (see " + command_path(node) + " --help)";
+  std::vector<std::string> stray = app.remaining(true);
+  if (!stray.empty()) {
+    const std::string& arg = stray.front();
+    if (arg.size() > 1 && arg[0] == '-') return "unknown option '" + arg.substr(0, arg.find('=')) + "'" + see;
+    if (node->get_require_subcommand_min() > 0) return "unknown subcommand '" + arg + "'" + see;
+    return "unexpected argument '" + arg + "'" + see;
+  }
+  if (node->get_require_subcommand_min() > 0 && node->get_subcommands().empty())
+    return "missing subcommand" + see;
+  return e.what() + see;
+}
 }  // namespace
 
 int run(int argc, char** argv) {
-  CLI::App app{"heed: train neural machine translation models, translate with them, score with BLEU"};
+  CLI::App app{"heed: train neural machine translation models, translate with them, score with BLEU", "heed"};
   app.set_version_flag("--version", std::string("heed ") + HEED_VERSION);
   app.require_subcommand(1);
   app.fallthrough();
@@ -61,7 +90,7 @@ int run(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // A subcommand's --help is also a ParseError subclass with exit code 0.
     if (e.get_exit_code() == 0) return app.exit(e);
-    return fail(2, e.what());
+    return fail(2, parse_error_message(app, e));
   }
 
   try {
@@ -74,6 +103,8 @@ int run(int argc, char** argv) {
     return fail(1, "interrupted");
   } catch (const UsageError& e) {
     return fail(2, e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(1, "out of memory");
   } catch (const std::exception& e) {
     return fail(1, e.what());
   } catch (...) {

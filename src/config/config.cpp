@@ -204,6 +204,13 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
   return config_from_json(j, origin);
 }
 
+Config with_overrides(const Config& base, const std::vector<std::string>& overrides, const std::string& origin) {
+  if (overrides.empty()) return base;
+  json j = to_json(base);
+  for (const auto& kv : overrides) apply_override(j, kv);
+  return config_from_json(j, origin);
+}
+
 void save_config(const Config& config, const std::string& path) { write_file_atomic(path, to_json(config).dump(2) + "\n"); }
 
 Config load_model_config(const std::string& model_dir) {

@@ -132,6 +132,9 @@ nlohmann::json to_json(const Config& config);
 // else taken as a string. The key and the value are validated at once (UsageError).
 void apply_override(nlohmann::json& j, const std::string& key_eq_value);
 
+// `base` with overrides applied and re-validated (e.g. a model's stored config + --set decoding.beam=8).
+Config with_overrides(const Config& base, const std::vector<std::string>& overrides, const std::string& origin);
+
 // A trained model stores its effective config as <model_dir>/config.json.
 void save_config(const Config& config, const std::string& path);  // atomic
 Config load_model_config(const std::string& model_dir);

@@ -65,7 +65,9 @@ Field integer(std::string path, At at, Range range, std::string doc) {
   return {path, doc, allowed, range_schema("integer", range), false,
           [at, range, allowed](Config& c, const json& v) {
             if (!v.is_number_integer()) throw BadValue(allowed);
-            if (v.is_number_unsigned() ? v.get<uint64_t>() > uint64_t(INT_MAX) : v.get<int64_t>() < INT_MIN)
+            bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= uint64_t(INT_MAX)
+                                               : v.get<int64_t>() >= INT_MIN && v.get<int64_t>() <= INT_MAX;
+            if (!fits)
               throw BadValue(allowed + " that fits in 32 bits");
             int x = v.get<int>();
             if (!range.contains(x)) throw BadValue(allowed);

@@ -1,0 +1,276 @@
+// Config parsing: defaults, every kind of error (with the exact path), overrides, round trips.
+#include <catch2/catch.hpp>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "config/config.hpp"
+#include "util/error.hpp"
+
+using heed::Config;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path temp_dir() {
+  static fs::path dir = [] {
+    auto d = fs::temp_directory_path() / ("heed_test_config_" + std::to_string(getpid()));
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  auto path = (temp_dir() / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+// The message of the heed::UsageError thrown by `f` (fails the test if none is thrown).
+std::string usage_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const heed::UsageError& e) {
+    return e.what();
+  }
+  FAIL("expected heed::UsageError");
+  return "";
+}
+
+std::string error_for(const json& j) {
+  return usage_error([&] { heed::config_from_json(j, "test.json"); });
+}
+
+}  // namespace
+
+TEST_CASE("defaults are the documented values") {
+  Config c = heed::default_config();
+  CHECK(c.model_dir == "");
+  CHECK(c.seed == 1);
+  CHECK(c.model.arch == "gru-bahdanau");
+  CHECK(c.model.dropout == 0.1f);
+  CHECK(c.model.gru.enc_hidden == 512);
+  CHECK(c.model.gru.readout_act == "tanh");
+  CHECK(c.model.transformer.heads == 4);
+  CHECK(c.model.transformer.activation == "relu");
+  CHECK(c.data.train_src.empty());
+  CHECK(c.data.max_length == 100);
+  CHECK(c.tokenizer.vocab_size == 8000);
+  CHECK(c.tokenizer.character_coverage == 0.9995);
+  CHECK(c.training.learning_rate == 1e-3f);
+  CHECK(c.training.schedule == "constant");
+  CHECK(c.training.validate_every == 1000);
+  CHECK(c.decoding.beam == 5);
+  CHECK(c.decoding.max_length_offset == 10);
+  // An empty file means all defaults.
+  CHECK(heed::config_from_json(json::object(), "empty") == c);
+  CHECK(heed::load_config("") == c);
+}
+
+TEST_CASE("fields are read from their sections") {
+  json j = json::parse(R"({
+    "seed": 7, "model_dir": "runs/x",
+    "model": {"arch": "transformer", "transformer": {"d_model": 128, "heads": 8, "pre_norm": true}},
+    "data": {"train": {"src": "a.en", "tgt": ["a.de"]}, "dev": {"src": "d.en", "tgt": "d.de"}},
+    "training": {"learning_rate": 0.0005, "max_time": "1h30m"},
+    "decoding": {"beam": 1}
+  })");
+  Config c = heed::config_from_json(j, "test.json");
+  CHECK(c.seed == 7);
+  CHECK(c.model_dir == "runs/x");
+  CHECK(c.model.arch == "transformer");
+  CHECK(c.model.transformer.d_model == 128);
+  CHECK(c.model.transformer.heads == 8);
+  CHECK(c.model.transformer.pre_norm);
+  CHECK(c.data.train_src == std::vector<std::string>{"a.en"});  // a single string is a list of one
+  CHECK(c.data.train_tgt == std::vector<std::string>{"a.de"});
+  CHECK(c.data.dev_tgt == "d.de");
+  CHECK(c.training.learning_rate == 0.0005f);
+  CHECK(c.training.max_time == 5400);
+  CHECK(c.decoding.beam == 1);
+  CHECK(c.training.batch_tokens == 2000);  // untouched fields keep their defaults
+}
+
+TEST_CASE("max_time accepts seconds or a duration string") {
+  auto seconds = [](const json& v) {
+    return heed::config_from_json({{"training", {{"max_time", v}}}}, "t").training.max_time;
+  };
+  CHECK(seconds(120) == 120);
+  CHECK(seconds(2.5) == 2.5);
+  CHECK(seconds("90s") == 90);
+  CHECK(seconds("15m") == 900);
+  CHECK(seconds("2h") == 7200);
+  CHECK(seconds("1.5h") == 5400);
+  for (json bad : {json("15"), json("15x"), json("m"), json(""), json(-1), json(true)})
+    CHECK_THAT(error_for({{"training", {{"max_time", bad}}}}),
+               Catch::StartsWith("test.json: training.max_time: got " + bad.dump() + ", expected a number of seconds >= 0"));
+}
+
+TEST_CASE("a syntax error names file, line and column") {
+  auto path = write_temp("syntax.json", "{\n  \"seed\": 1,\n  \"model\": {\"arch\" \"x\"}\n}\n");
+  std::string message = usage_error([&] { heed::load_config(path); });
+  CHECK_THAT(message, Catch::StartsWith(path + ":3:22: syntax error while parsing object separator"));
+
+  auto trailing = write_temp("trailing.json", "{\n  \"seed\": 1,\n}\n");
+  CHECK_THAT(usage_error([&] { heed::load_config(trailing); }), Catch::StartsWith(trailing + ":3:1: syntax error"));
+
+  auto empty = write_temp("empty.json", "");
+  CHECK_THAT(usage_error([&] { heed::load_config(empty); }), Catch::StartsWith(empty + ":1:1: syntax error"));
+}
+
+TEST_CASE("file-level errors") {
+  CHECK_THAT(usage_error([] { heed::load_config("no/such/config.json"); }),
+             Catch::Contains("cannot read no/such/config.json"));
+  CHECK_THAT(usage_error([] { heed::load_config(temp_dir().string()); }), Catch::EndsWith("is a directory"));
+  auto array = write_temp("array.json", "[1, 2]");
+  CHECK(usage_error([&] { heed::load_config(array); }) == array + ": expected a JSON object at the top level, got [1,2]");
+  auto dup = write_temp("dup.json", R"({"training": {"learning_rate": 0.1, "batch_tokens": 5, "learning_rate": 0.2}})");
+  CHECK(usage_error([&] { heed::load_config(dup); }) == dup + ": duplicate key 'training.learning_rate'");
+}
+
+TEST_CASE("an unknown key names its full path and the closest known key") {
+  CHECK(error_for({{"training", {{"lerning_rate", 0.1}}}}) ==
+        "test.json: unknown key 'training.lerning_rate' (did you mean training.learning_rate?)");
+  CHECK(error_for({{"model", {{"gru", {{"emb_dimm", 5}}}}}}) ==
+        "test.json: unknown key 'model.gru.emb_dimm' (did you mean model.gru.emb_dim?)");
+  CHECK(error_for({{"modle", json::object()}}) == "test.json: unknown key 'modle' (did you mean model?)");
+  // The right name in the wrong section.
+  CHECK(error_for({{"training", {{"beam", 4}}}}) == "test.json: unknown key 'training.beam' (did you mean decoding.beam?)");
+  CHECK(error_for({{"data", {{"train", {{"source", "a"}}}}}}) ==
+        "test.json: unknown key 'data.train.source' (did you mean data.train.src?)");
+  // Nothing close: no guess. Comment keys are not special: configs/README.md documents the fields.
+  CHECK(error_for({{"completely_unrelated_thing", 1}}) == "test.json: unknown key 'completely_unrelated_thing'");
+  CHECK_THAT(error_for({{"//", "a comment"}}), Catch::StartsWith("test.json: unknown key '//'"));
+}
+
+TEST_CASE("a wrong type names the path, the value and what is allowed") {
+  CHECK(error_for({{"training", {{"batch_tokens", "2000"}}}}) ==
+        "test.json: training.batch_tokens: got \"2000\", expected an integer >= 1");
+  CHECK(error_for({{"training", {{"batch_tokens", 1.5}}}}) ==
+        "test.json: training.batch_tokens: got 1.5, expected an integer >= 1");
+  CHECK(error_for({{"model", {{"share_embeddings", "yes"}}}}) ==
+        "test.json: model.share_embeddings: got \"yes\", expected true or false");
+  CHECK(error_for({{"model", 3}}) == "test.json: model: got 3, expected an object (a section)");
+  CHECK(error_for({{"data", {{"train", {{"src", {"a", 1}}}}}}}) ==
+        "test.json: data.train.src: got [\"a\",1], expected a string or a list of strings");
+  CHECK(error_for({{"tokenizer", {{"path", nullptr}}}}) == "test.json: tokenizer.path: got null, expected a string");
+  CHECK(error_for({{"seed", -1}}) == "test.json: seed: got -1, expected an integer >= 0");
+  CHECK(error_for(json::parse("[]")) == "test.json: expected a JSON object at the top level, got []");
+}
+
+TEST_CASE("an out-of-range value names the path, the value and what is allowed") {
+  CHECK(error_for({{"model", {{"dropout", 1.0}}}}) == "test.json: model.dropout: got 1.0, expected a number >= 0 and < 1");
+  CHECK(error_for({{"model", {{"dropout", -0.1}}}}) == "test.json: model.dropout: got -0.1, expected a number >= 0 and < 1");
+  CHECK(error_for({{"training", {{"learning_rate", 0}}}}) ==
+        "test.json: training.learning_rate: got 0, expected a number > 0");
+  CHECK(error_for({{"decoding", {{"beam", 0}}}}) == "test.json: decoding.beam: got 0, expected an integer >= 1");
+  CHECK(error_for({{"tokenizer", {{"vocab_size", 100}}}}) ==
+        "test.json: tokenizer.vocab_size: got 100, expected an integer >= 260");
+  CHECK(error_for({{"tokenizer", {{"character_coverage", 0}}}}) ==
+        "test.json: tokenizer.character_coverage: got 0, expected a number > 0 and <= 1");
+  CHECK(error_for({{"model", {{"arch", "rnn"}}}}) ==
+        "test.json: model.arch: got \"rnn\", expected one of \"gru-bahdanau\", \"transformer\"");
+  CHECK(error_for({{"training", {{"schedule", "step"}}}}) ==
+        "test.json: training.schedule: got \"step\", expected one of \"constant\", \"inverse-sqrt\", \"linear\", \"cosine\"");
+  CHECK(error_for({{"training", {{"max_steps", 3000000000LL}}}}) ==
+        "test.json: training.max_steps: got 3000000000, expected an integer >= 0 that fits in 32 bits");
+  CHECK(error_for({{"training", {{"beta2", 1e300}}}}) ==
+        "test.json: training.beta2: got 1e+300, expected a number >= 0 and < 1");
+}
+
+TEST_CASE("rules across fields name every field involved") {
+  CHECK(error_for({{"model", {{"transformer", {{"d_model", 250}}}}}}) ==
+        "test.json: model.transformer.d_model (250) must be a multiple of model.transformer.heads (4)");
+  CHECK(error_for({{"model", {{"gru", {{"tie_output", true}, {"readout_dim", 512}}}}}}) ==
+        "test.json: model.gru.tie_output needs model.gru.readout_dim (512) == model.gru.emb_dim (256)");
+  CHECK(heed::config_from_json({{"model", {{"gru", {{"tie_output", true}}}}}}, "t").model.gru.tie_output);
+  CHECK_THAT(error_for({{"model", {{"share_embeddings", true}}}, {"tokenizer", {{"joint", false}}}}),
+             Catch::StartsWith("test.json: model.share_embeddings needs tokenizer.joint = true"));
+  CHECK(error_for({{"data", {{"train", {{"src", {"a", "b"}}, {"tgt", "c"}}}}}}) ==
+        "test.json: data.train.src has 2 file(s) but data.train.tgt has 1; they must pair up");
+  CHECK(error_for({{"data", {{"dev", {{"src", "d.en"}}}}}}) ==
+        "test.json: data.dev.src and data.dev.tgt must be given together");
+  CHECK(error_for({{"data", {{"max_length_ratio", 0.5}}}}) ==
+        "test.json: data.max_length_ratio: got 0.5, expected 0 (off) or a number >= 1");
+  CHECK(error_for({{"training", {{"schedule", "inverse-sqrt"}}}}) ==
+        "test.json: training.warmup_steps: the inverse-sqrt schedule needs warmup_steps >= 1 (got 0)");
+  CHECK(error_for({{"training", {{"min_learning_rate", 0.01}}}}) ==
+        "test.json: training.min_learning_rate must not exceed training.learning_rate");
+}
+
+TEST_CASE("--set overrides are applied in order and validated the same way") {
+  auto path = write_temp("base.json", R"({"training": {"learning_rate": 0.1, "batch_tokens": 500}})");
+  Config c = heed::load_config(path, {"training.learning_rate=0.0005", "model.arch=transformer",
+                                      "data.train.src=[\"a.en\",\"b.en\"]", "data.train.tgt=[\"a.de\",\"b.de\"]",
+                                      "model_dir=123", "decoding.beam=3", "decoding.beam=4", "training.max_time=15m"});
+  CHECK(c.training.learning_rate == 0.0005f);
+  CHECK(c.training.batch_tokens == 500);  // from the file
+  CHECK(c.model.arch == "transformer");  // not JSON: taken as a string
+  CHECK(c.data.train_src == std::vector<std::string>{"a.en", "b.en"});  // parsed as JSON
+  CHECK(c.model_dir == "123");  // a string field takes the text as it is
+  CHECK(c.decoding.beam == 4);  // the last one wins
+  CHECK(c.training.max_time == 900);
+
+  auto set_error = [&](const std::string& kv) { return usage_error([&] { heed::load_config(path, {kv}); }); };
+  CHECK(set_error("training.lerning_rate=1") ==
+        "--set: unknown key 'training.lerning_rate' (did you mean training.learning_rate?)");
+  CHECK(set_error("training.learning_rate=-1") == "--set: training.learning_rate: got -1, expected a number > 0");
+  CHECK(set_error("training.batch_tokens=lots") == "--set: training.batch_tokens: got \"lots\", expected an integer >= 1");
+  CHECK(set_error("training.learning_rate") ==
+        "--set training.learning_rate: expected KEY=VALUE, e.g. --set training.learning_rate=0.0005");
+  CHECK(set_error("model.gru=3") == "--set model.gru=3: model.gru is a section; set one field at a time, e.g. model.gru.emb_dim");
+  // Cross-field rules see the result of all overrides.
+  CHECK(set_error("model.transformer.heads=3") ==
+        path + ": model.transformer.d_model (256) must be a multiple of model.transformer.heads (3)");
+
+  auto scalar_section = write_temp("scalar_section.json", R"({"training": 5})");
+  CHECK(usage_error([&] { heed::load_config(scalar_section, {"training.beta1=0.5"}); }) ==
+        "--set training.beta1: training is not an object in the config file");
+  // Overrides without a file start from the defaults.
+  CHECK(heed::load_config("", {"seed=42"}).seed == 42);
+}
+
+TEST_CASE("apply_override edits the JSON tree") {
+  json j = {{"decoding", {{"beam", 2}}}};
+  heed::apply_override(j, "decoding.length_penalty=0.6");
+  heed::apply_override(j, "tokenizer.joint=false");
+  CHECK(j == json::parse(R"({"decoding": {"beam": 2, "length_penalty": 0.6}, "tokenizer": {"joint": false}})"));
+}
+
+TEST_CASE("the effective config round-trips through JSON and a model directory") {
+  Config c = heed::default_config();
+  c.seed = 123456789012345ULL;
+  c.model.arch = "transformer";
+  c.model.dropout = 0.3f;
+  c.model.transformer.activation = "gelu";
+  c.data.train_src = {"x.en", "y.en"};
+  c.data.train_tgt = {"x.de", "y.de"};
+  c.tokenizer.character_coverage = 0.98;
+  c.training.learning_rate = 7e-4f;
+  c.training.schedule = "cosine";
+  c.training.max_time = 3600;
+  c.decoding.length_penalty = 0.6f;
+
+  json j = heed::to_json(c);
+  CHECK(heed::config_from_json(j, "roundtrip") == c);
+  CHECK(heed::config_from_json(heed::to_json(heed::default_config()), "defaults") == heed::default_config());
+  // Floats print as written, not as their binary expansion.
+  CHECK(j["training"]["learning_rate"].dump() == "0.0007");
+  CHECK(j["model"]["dropout"].dump() == "0.3");
+  CHECK(j["data"]["train"]["src"] == json({"x.en", "y.en"}));
+
+  auto model_dir = temp_dir() / "model";
+  fs::create_directories(model_dir);
+  heed::save_config(c, (model_dir / "config.json").string());
+  CHECK(heed::load_model_config(model_dir.string()) == c);
+  CHECK(heed::with_overrides(c, {"decoding.beam=9"}, "m").decoding.beam == 9);
+
+  auto not_a_model = temp_dir() / "empty_dir";
+  fs::create_directories(not_a_model);
+  CHECK(usage_error([&] { heed::load_model_config(not_a_model.string()); }) ==
+        not_a_model.string() + " is not a heed model directory (no config.json)");
+}
