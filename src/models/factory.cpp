@@ -4,6 +4,7 @@
 #include <map>
 
 #include "models/gru_bahdanau.hpp"
+#include "models/transformer.hpp"
 #include "util/error.hpp"
 
 namespace heed {
@@ -16,6 +17,7 @@ struct Arch {
 const std::map<std::string, Arch>& registry() {
   static const std::map<std::string, Arch> archs{
       {"gru-bahdanau", {make_gru_bahdanau, gru_bahdanau_parameter_count}},
+      {"transformer", {make_transformer, transformer_parameter_count}},
   };
   return archs;
 }

@@ -1,0 +1,395 @@
+// Transformer encoder–decoder (Vaswani et al. 2017), equal to the PyTorch reference model
+// (torch.nn.TransformerEncoderLayer / DecoderLayer, batch_first), parameter names included.
+//
+//   PE[p, 2i] = sin(p / 10000^(2i/d)),  PE[p, 2i+1] = cos(p / 10000^(2i/d)),   p = 0, 1, …
+//   X⁰ = drop(√d · Esrc[x] + PE)            Y⁰ = drop(√d · Etgt[y_in] + PE)
+//   MHA(Q, K, V) = Concat_k drop(softmax((Q W_qᵏ + b_qᵏ)/√d_h · (K W_kᵏ + b_kᵏ)ᵀ + mask)) (V W_vᵏ + b_vᵏ)
+//                  · W_oᵀ + b_o        [W_q; W_k; W_v] = in_proj_weight [3d, d], head k = rows k·d_h…
+//   FFN(X) = W_2 drop(act(W_1 X + b_1)) + b_2                       act: ReLU (or GELU, erf form)
+//   post-norm layer: X = LN(X + drop(Sub(X)));  pre-norm: X = X + drop(Sub(LN(X))), and a final
+//   LN after each stack (post-norm stacks have none, as in the paper)
+//   encoder layer: self-attention (source pads masked as keys), FFN
+//   decoder layer: causal self-attention, attention over the encoder output M (source pads
+//   masked), FFN
+//   p(y_t | y_<t, x) = softmax(Y_t · Etgtᵀ)                          tied output, no bias
+// Masks are −∞ before the softmax (exact zeros after it). No row is fully masked: every source
+// has </s>, and a pad query still attends to the real keys.
+//
+// Parameters (d model width, f FFN width, V vocabularies):
+//   V_src·d + V_tgt·d                     embeddings (one table when shared)
+//   + N_enc · (4d² + 2df + 9d + f)        attention 4d²+4d, FFN 2df+f+d, two LayerNorms 4d
+//   + N_dec · (8d² + 2df + 15d + f)       two attentions, FFN, three LayerNorms
+//   + 4d                                  pre-norm only: the final LayerNorms
+//
+// Speed: q, k and v come from one product with in_proj_weight; all heads' scores are one 3-D
+// matmul over [B·h, T, d_h]; the vocabulary projection runs once over all positions. step()
+// keeps per-layer key/value caches (cached_attention.hpp), so a step costs O(current length).
+#include "models/transformer.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+
+#include "models/cached_attention.hpp"
+#include "nn/layers.hpp"
+#include "util/error.hpp"
+
+namespace heed {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+struct LayerNorm {
+  Var weight, bias;  // γ = 1, β = 0 initially
+  LayerNorm() = default;
+  LayerNorm(ParameterSet& params, const std::string& name, int64_t dim)
+      : weight(params.add(name + ".weight", Tensor::full({dim}, 1.f))),
+        bias(params.add(name + ".bias", Tensor::zeros({dim}))) {}
+  Var operator()(const Var& x) const { return layer_norm(x, weight, bias, 1e-5f); }
+};
+
+// Xavier-uniform weight, zero bias: the reference re-initialises every layer this way.
+Linear xavier_linear(ParameterSet& params, const std::string& name, int64_t in, int64_t out, Rng& rng) {
+  Linear l;
+  l.weight = params.add(name + ".weight", xavier_uniform_tensor({out, in}, rng));
+  l.bias = params.add(name + ".bias", Tensor::zeros({out}));
+  return l;
+}
+
+struct Attention {
+  Var in_proj_weight, in_proj_bias;  // [3d, d], [3d]: W_q, W_k, W_v stacked
+  Linear out_proj;
+  Attention() = default;
+  Attention(ParameterSet& params, const std::string& name, int64_t d, Rng& rng)
+      : in_proj_weight(params.add(name + ".in_proj_weight", xavier_uniform_tensor({3 * d, d}, rng))),
+        in_proj_bias(params.add(name + ".in_proj_bias", Tensor::zeros({3 * d}))),
+        out_proj(xavier_linear(params, name + ".out_proj", d, d, rng)) {}
+};
+
+struct EncoderLayer {
+  Attention self_attn;
+  Linear linear1, linear2;
+  LayerNorm norm1, norm2;
+};
+
+struct DecoderLayer {
+  Attention self_attn, multihead_attn;
+  Linear linear1, linear2;
+  LayerNorm norm1, norm2, norm3;
+};
+
+struct TransformerState : DecoderState {
+  int length = 0;    // decoder positions already in the self-attention caches
+  Tensor pad_mask;   // [N, S]: 1 at source pads
+  std::vector<Tensor> self_keys, self_values;    // per layer [N, h, capacity, d_h]
+  std::vector<Tensor> cross_keys, cross_values;  // per layer [N, h, S, d_h]
+};
+
+Tensor gather_rows(const Tensor& t, const std::vector<int32_t>& rows) {
+  Shape shape = t.shape();
+  const int64_t row = t.numel() / shape[0];
+  shape[0] = static_cast<int64_t>(rows.size());
+  Tensor out = Tensor::empty(shape);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i] < 0 || rows[i] >= t.dim(0)) throw Error("reorder: row " + std::to_string(rows[i]) + " of " + std::to_string(t.dim(0)));
+    std::memcpy(out.data() + i * row, t.data() + rows[i] * row, row * sizeof(float));
+  }
+  return out;
+}
+
+// The cache [N, h, capacity, d_h] with room for `capacity` positions, the first `used` kept.
+Tensor grow_cache(const Tensor& cache, int64_t used, int64_t capacity) {
+  const int64_t blocks = cache.dim(0) * cache.dim(1), old_cap = cache.dim(2), dh = cache.dim(3);
+  Tensor out = Tensor::empty({cache.dim(0), cache.dim(1), capacity, dh});
+  for (int64_t b = 0; b < blocks; ++b)
+    std::memcpy(out.data() + b * capacity * dh, cache.data() + b * old_cap * dh, used * dh * sizeof(float));
+  return out;
+}
+
+// PE rows 0…rows−1, computed in double and rounded to float (as the reference does).
+Tensor sinusoids(int64_t rows, int64_t d) {
+  Tensor pe = Tensor::empty({rows, d});
+  for (int64_t p = 0; p < rows; ++p)
+    for (int64_t i = 0; i < d; i += 2) {
+      const double angle = static_cast<double>(p) / std::pow(10000.0, static_cast<double>(i) / static_cast<double>(d));
+      pe.data()[p * d + i] = static_cast<float>(std::sin(angle));
+      if (i + 1 < d) pe.data()[p * d + i + 1] = static_cast<float>(std::cos(angle));
+    }
+  return pe;
+}
+
+// [B, h, T, S] → [B, T, S], averaged over heads.
+Tensor mean_over_heads(const Tensor& probs) {
+  const int64_t B = probs.dim(0), h = probs.dim(1), TS = probs.dim(2) * probs.dim(3);
+  Tensor out = Tensor::zeros({B, probs.dim(2), probs.dim(3)});
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t k = 0; k < h; ++k) {
+      const float* p = probs.data() + (b * h + k) * TS;
+      float* o = out.data() + b * TS;
+      for (int64_t i = 0; i < TS; ++i) o[i] += p[i] / static_cast<float>(h);
+    }
+  return out;
+}
+
+class Transformer : public Seq2Seq {
+ public:
+  Transformer(const ModelConfig& config, int src_vocab, int tgt_vocab, uint64_t seed)
+      : Seq2Seq(seed), c_(config.transformer), dropout_(config.dropout), src_vocab_(src_vocab), tgt_vocab_(tgt_vocab) {
+    const int64_t d = c_.d_model, f = c_.ffn_dim;
+    if (c_.heads < 1 || d % c_.heads != 0)
+      throw UsageError("model.transformer.d_model (" + std::to_string(d) + ") must be a multiple of model.transformer.heads (" +
+                       std::to_string(c_.heads) + ")");
+    if (c_.activation != "relu" && c_.activation != "gelu")
+      throw UsageError("model.transformer.activation must be relu or gelu, not '" + c_.activation + "'");
+    if (c_.enc_layers < 1 || c_.dec_layers < 1)
+      throw UsageError("model.transformer.enc_layers and dec_layers must be at least 1");
+    dh_ = d / c_.heads;
+    Rng init(seed);
+    src_emb_ = Embedding(params_, "src_emb", src_vocab, d, init);
+    if (config.share_embeddings) {
+      if (src_vocab != tgt_vocab) throw UsageError("model.share_embeddings needs one joint vocabulary");
+      tgt_emb_ = src_emb_;
+      params_.alias("tgt_emb.weight", "src_emb.weight");
+    } else {
+      tgt_emb_ = Embedding(params_, "tgt_emb", tgt_vocab, d, init);
+    }
+    for (int l = 0; l < c_.enc_layers; ++l) {
+      const std::string p = "encoder.layers." + std::to_string(l);
+      EncoderLayer layer;
+      layer.self_attn = Attention(params_, p + ".self_attn", d, init);
+      layer.linear1 = xavier_linear(params_, p + ".linear1", d, f, init);
+      layer.linear2 = xavier_linear(params_, p + ".linear2", f, d, init);
+      layer.norm1 = LayerNorm(params_, p + ".norm1", d);
+      layer.norm2 = LayerNorm(params_, p + ".norm2", d);
+      encoder_.push_back(layer);
+    }
+    if (c_.pre_norm) enc_norm_ = LayerNorm(params_, "encoder.norm", d);
+    for (int l = 0; l < c_.dec_layers; ++l) {
+      const std::string p = "decoder.layers." + std::to_string(l);
+      DecoderLayer layer;
+      layer.self_attn = Attention(params_, p + ".self_attn", d, init);
+      layer.multihead_attn = Attention(params_, p + ".multihead_attn", d, init);
+      layer.linear1 = xavier_linear(params_, p + ".linear1", d, f, init);
+      layer.linear2 = xavier_linear(params_, p + ".linear2", f, d, init);
+      layer.norm1 = LayerNorm(params_, p + ".norm1", d);
+      layer.norm2 = LayerNorm(params_, p + ".norm2", d);
+      layer.norm3 = LayerNorm(params_, p + ".norm3", d);
+      decoder_.push_back(layer);
+    }
+    if (c_.pre_norm) dec_norm_ = LayerNorm(params_, "decoder.norm", d);
+    pe_ = sinusoids(c_.max_positions, d);
+  }
+
+  std::string arch() const override { return "transformer"; }
+  int source_vocab() const override { return src_vocab_; }
+  int target_vocab() const override { return tgt_vocab_; }
+  Tensor last_attention() const override { return last_attention_; }
+
+  EncoderOutput encode(const Batch& batch) override {
+    const int B = batch.size, S = batch.src_len;
+    EncoderOutput out;
+    out.src_lengths = batch.src_lengths;
+    out.batch = B;
+    out.src_len = S;
+    const Tensor key_pad = out.pad_mask().reshape({B, 1, 1, S});
+    Var x = embed(src_emb_, batch.src, B, S, 0);
+    for (const auto& layer : encoder_) {
+      x = sublayer(x, layer.norm1, [&](const Var& h) {
+        auto qkv = split_heads(linear(h, layer.self_attn.in_proj_weight, layer.self_attn.in_proj_bias), 3);
+        return attend(layer.self_attn, qkv[0], qkv[1], qkv[2], B, key_pad, nullptr);
+      });
+      x = sublayer(x, layer.norm2, [&](const Var& h) { return feed_forward(layer.linear1, layer.linear2, h); });
+    }
+    out.states = c_.pre_norm ? enc_norm_(x) : x;
+    return out;
+  }
+
+  Var forward(const Batch& batch) override {
+    const int B = batch.size, T = batch.tgt_len;
+    const int64_t d = c_.d_model;
+    EncoderOutput enc = encode(batch);
+    const Tensor key_pad = enc.pad_mask().reshape({B, 1, 1, enc.src_len});
+    const Tensor causal = causal_mask(T);
+    Tensor probs;
+    Var y = embed(tgt_emb_, batch.tgt_in, B, T, 0);
+    for (size_t l = 0; l < decoder_.size(); ++l) {
+      const DecoderLayer& layer = decoder_[l];
+      y = sublayer(y, layer.norm1, [&](const Var& h) {
+        auto qkv = split_heads(linear(h, layer.self_attn.in_proj_weight, layer.self_attn.in_proj_bias), 3);
+        return attend(layer.self_attn, qkv[0], qkv[1], qkv[2], B, causal, nullptr);
+      });
+      y = sublayer(y, layer.norm2, [&](const Var& h) {
+        const Attention& a = layer.multihead_attn;
+        Var q = split_heads(linear(h, slice_rows(a.in_proj_weight, 0, d), slice_rows(a.in_proj_bias, 0, d)), 1)[0];
+        auto kv = split_heads(
+            linear(enc.states, slice_rows(a.in_proj_weight, d, 3 * d), slice_rows(a.in_proj_bias, d, 3 * d)), 2);
+        return attend(a, q, kv[0], kv[1], B, key_pad, l + 1 == decoder_.size() ? &probs : nullptr);
+      });
+      y = sublayer(y, layer.norm3, [&](const Var& h) { return feed_forward(layer.linear1, layer.linear2, h); });
+    }
+    if (c_.pre_norm) y = dec_norm_(y);
+    last_attention_ = mean_over_heads(probs);
+    return linear(y, tgt_emb_.weight, Var());  // [B, T, V]
+  }
+
+  std::unique_ptr<DecoderState> start(const EncoderOutput& enc) override {
+    NoGradGuard no_grad;
+    const int64_t d = c_.d_model, N = enc.batch, S = enc.src_len, h = c_.heads;
+    auto st = std::make_unique<TransformerState>();
+    st->rows = enc.batch;
+    st->pad_mask = enc.pad_mask();
+    for (const auto& layer : decoder_) {
+      const Attention& a = layer.multihead_attn;
+      auto kv = split_heads(
+          linear(enc.states, slice_rows(a.in_proj_weight, d, 3 * d), slice_rows(a.in_proj_bias, d, 3 * d)), 2);
+      st->cross_keys.push_back(kv[0].value().reshape({N, h, S, dh_}));
+      st->cross_values.push_back(kv[1].value().reshape({N, h, S, dh_}));
+      st->self_keys.push_back(Tensor::empty({N, h, kInitialCapacity, dh_}));
+      st->self_values.push_back(Tensor::empty({N, h, kInitialCapacity, dh_}));
+    }
+    return st;
+  }
+
+  StepOutput step(DecoderState& state, const std::vector<int32_t>& previous) override {
+    NoGradGuard no_grad;
+    auto& st = static_cast<TransformerState&>(state);
+    const int64_t N = st.rows, d = c_.d_model, pos = st.length, S = st.pad_mask.dim(1);
+    if (static_cast<int64_t>(previous.size()) != N)
+      throw Error("transformer step: " + std::to_string(previous.size()) + " tokens for " + std::to_string(N) + " rows");
+    make_room(st, pos + 1);
+    StepOutput result;
+    result.attention = Tensor::empty({N, S});
+    Var x = reshape(embed(tgt_emb_, previous, N, 1, pos), {N, d});
+    for (size_t l = 0; l < decoder_.size(); ++l) {
+      const DecoderLayer& layer = decoder_[l];
+      x = sublayer(x, layer.norm1, [&](const Var& in) {
+        const Attention& a = layer.self_attn;
+        Tensor qkv = linear(in, a.in_proj_weight, a.in_proj_bias).value();  // [N, 3d]: q | k | v
+        append_position(st.self_keys[l], qkv, d, pos);
+        append_position(st.self_values[l], qkv, 2 * d, pos);
+        Tensor mixed = Tensor::empty({N, d});
+        cached_attention(qkv.data(), 3 * d, st.self_keys[l], st.self_values[l], pos + 1, nullptr, mixed.data(), nullptr);
+        return a.out_proj(Var(mixed));
+      });
+      x = sublayer(x, layer.norm2, [&](const Var& in) {
+        const Attention& a = layer.multihead_attn;
+        Tensor q = linear(in, slice_rows(a.in_proj_weight, 0, d), slice_rows(a.in_proj_bias, 0, d)).value();
+        Tensor mixed = Tensor::empty({N, d});
+        const bool last = l + 1 == decoder_.size();
+        cached_attention(q.data(), d, st.cross_keys[l], st.cross_values[l], S, st.pad_mask.data(), mixed.data(),
+                         last ? result.attention.data() : nullptr);
+        return a.out_proj(Var(mixed));
+      });
+      x = sublayer(x, layer.norm3, [&](const Var& in) { return feed_forward(layer.linear1, layer.linear2, in); });
+    }
+    if (c_.pre_norm) x = dec_norm_(x);
+    result.log_probs = log_softmax(linear(x, tgt_emb_.weight, Var())).value();
+    st.length = static_cast<int>(pos + 1);
+    return result;
+  }
+
+  void reorder(DecoderState& state, const std::vector<int32_t>& rows) override {
+    auto& st = static_cast<TransformerState&>(state);
+    for (auto* caches : {&st.self_keys, &st.self_values, &st.cross_keys, &st.cross_values})
+      for (auto& cache : *caches) cache = gather_rows(cache, rows);
+    st.pad_mask = gather_rows(st.pad_mask, rows);
+    st.rows = static_cast<int>(rows.size());
+  }
+
+ private:
+  static constexpr int64_t kInitialCapacity = 16;  // positions; the caches double when full
+
+  Var embed(const Embedding& table, const std::vector<int32_t>& ids, int64_t rows, int64_t len, int64_t offset) {
+    if (offset + len > c_.max_positions)
+      throw Error("a sequence of " + std::to_string(offset + len) + " positions exceeds model.transformer.max_positions (" +
+                  std::to_string(c_.max_positions) + ")");
+    Var x = scale(table(ids, {rows, len}), std::sqrt(static_cast<float>(c_.d_model)));
+    return drop(add(x, Var(pe_.slice(offset, offset + len))), dropout_);
+  }
+
+  // Post-norm: LN(x + drop(f(x))); pre-norm: x + drop(f(LN(x))).
+  Var sublayer(const Var& x, const LayerNorm& norm, const std::function<Var(const Var&)>& f) {
+    if (c_.pre_norm) return add(x, drop(f(norm(x)), dropout_));
+    return norm(add(x, drop(f(x), dropout_)));
+  }
+
+  Var feed_forward(const Linear& linear1, const Linear& linear2, const Var& x) {
+    Var hidden = linear1(x);
+    hidden = c_.activation == "gelu" ? gelu(hidden) : relu(hidden);
+    return linear2(drop(hidden, dropout_));
+  }
+
+  // [B, L, parts·d] (projections side by side) → `parts` tensors [B·h, L, d_h], one permuting copy.
+  std::vector<Var> split_heads(const Var& x, int64_t parts) const {
+    const int64_t B = x.dim(0), L = x.dim(1), h = c_.heads;
+    Var p = permute(reshape(x, {B, L, parts, h, dh_}), {2, 0, 3, 1, 4});  // [parts, B, h, L, d_h]
+    std::vector<Var> out;
+    for (int64_t i = 0; i < parts; ++i) out.push_back(reshape(slice_rows(p, i, i + 1), {B * h, L, dh_}));
+    return out;
+  }
+
+  // Scaled dot-product attention of all heads at once, heads concatenated, then out_proj.
+  // q [B·h, T, d_h], k and v [B·h, S, d_h]; mask (1 = blocked) broadcasts against [B, h, T, S].
+  Var attend(const Attention& a, const Var& q, const Var& k, const Var& v, int64_t B, const Tensor& mask,
+             Tensor* probs_out) {
+    const int64_t h = c_.heads, T = q.dim(1), S = k.dim(1);
+    Var scores = matmul(scale(q, 1.f / std::sqrt(static_cast<float>(dh_))), k, false, true);  // [B·h, T, S]
+    Var probs = softmax(masked_fill(reshape(scores, {B, h, T, S}), mask, kNegInf));
+    if (probs_out) *probs_out = probs.value();
+    Var mixed = matmul(reshape(drop(probs, dropout_), {B * h, T, S}), v);  // [B·h, T, d_h]
+    Var merged = reshape(permute(reshape(mixed, {B, h, T, dh_}), {0, 2, 1, 3}), {B, T, h * dh_});
+    return a.out_proj(merged);
+  }
+
+  static Tensor causal_mask(int64_t T) {  // [T, T]: 1 above the diagonal (future positions)
+    Tensor m = Tensor::zeros({T, T});
+    for (int64_t i = 0; i < T; ++i)
+      for (int64_t j = i + 1; j < T; ++j) m.data()[i * T + j] = 1.f;
+    return m;
+  }
+
+  void make_room(TransformerState& st, int64_t positions) const {
+    if (st.self_keys.empty() || positions <= st.self_keys[0].dim(2)) return;
+    const int64_t capacity = std::max(positions, 2 * st.self_keys[0].dim(2));
+    for (auto* caches : {&st.self_keys, &st.self_values})
+      for (auto& cache : *caches) cache = grow_cache(cache, st.length, capacity);
+  }
+
+  // cache[n, head, pos, :] = row n of `projected` [N, 3d], columns offset + head·d_h …
+  void append_position(const Tensor& cache, const Tensor& projected, int64_t offset, int64_t pos) const {
+    const int64_t N = cache.dim(0), h = cache.dim(1), capacity = cache.dim(2), width = projected.dim(1);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t k = 0; k < h; ++k)
+        std::memcpy(cache.data() + ((n * h + k) * capacity + pos) * dh_, projected.data() + n * width + offset + k * dh_,
+                    dh_ * sizeof(float));
+  }
+
+  TransformerConfig c_;
+  float dropout_;
+  int src_vocab_, tgt_vocab_;
+  int64_t dh_ = 0;
+  Embedding src_emb_, tgt_emb_;
+  std::vector<EncoderLayer> encoder_;
+  std::vector<DecoderLayer> decoder_;
+  LayerNorm enc_norm_, dec_norm_;  // pre-norm only
+  Tensor pe_;                      // [max_positions, d]
+  Tensor last_attention_;
+};
+
+}  // namespace
+
+std::unique_ptr<Seq2Seq> make_transformer(const ModelConfig& config, int src_vocab, int tgt_vocab, uint64_t seed) {
+  return std::make_unique<Transformer>(config, src_vocab, tgt_vocab, seed);
+}
+
+int64_t transformer_parameter_count(const ModelConfig& config, int src_vocab, int tgt_vocab) {
+  const int64_t d = config.transformer.d_model, f = config.transformer.ffn_dim;
+  int64_t n = (config.share_embeddings ? src_vocab : int64_t{src_vocab} + tgt_vocab) * d;
+  n += config.transformer.enc_layers * (4 * d * d + 2 * d * f + 9 * d + f);
+  n += config.transformer.dec_layers * (8 * d * d + 2 * d * f + 15 * d + f);
+  if (config.transformer.pre_norm) n += 4 * d;
+  return n;
+}
+
+}  // namespace heed
