@@ -1,0 +1,135 @@
+// Every sacreBLEU parity case in tests/data/bleu_cases runs through the real `heed bleu` and must
+// reproduce sacreBLEU 2.6.0's numbers to the precision it printed (see that folder's README).
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct RunResult {
+  int exit_code;
+  std::string out;
+};
+
+RunResult run(const std::string& command) {
+  RunResult result{-1, ""};
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe);
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) result.out.append(buf, n);
+  int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string quote(const std::string& s) { return "'" + s + "'"; }
+
+// sacreBLEU's short options in args.txt, as heed's long options.
+std::string heed_args(const std::string& sacrebleu_args) {
+  std::istringstream in(sacrebleu_args);
+  std::string word, out;
+  while (in >> word) {
+    if (word == "-tok") word = "--tokenize";
+    else if (word == "-lc") word = "--lowercase";
+    else if (word == "-s") word = "--smooth-method";
+    else if (word == "-sv") word = "--smooth-value";
+    out += " " + quote(word);
+  }
+  return out;
+}
+
+std::string without_version(const std::string& signature) { return signature.substr(0, signature.rfind("|version:")); }
+
+const json* find_metric(const json& list, const std::string& name) {
+  for (const auto& m : list)
+    if (m.at("name") == name) return &m;
+  return nullptr;
+}
+
+// Compares one case; returns true when everything matched (failures are reported by CHECK).
+bool check_case(const fs::path& dir) {
+  const json expected = json::parse(read_text(dir / "expected.json"));
+  std::string command = "cd " + quote(dir.string()) + " && " + quote(HEED_BINARY) + " -q bleu";
+  for (const auto& ref : expected.at("refs")) command += " " + quote(ref.get<std::string>());
+  command += " -i hyp.txt -m bleu chrf ter -w 4 --format json" + heed_args(expected.at("args")) + " 2>/dev/null";
+  RunResult r = run(command);
+  INFO("case " << dir.filename().string() << ": " << command << "\n" << r.out);
+
+  if (expected.at("expect_error")) {
+    CHECK(r.exit_code != 0);
+    CHECK(r.out.empty());
+    return r.exit_code != 0 && r.out.empty();
+  }
+  REQUIRE(r.exit_code == 0);
+  const json got = json::parse(r.out);
+  const json* bleu = find_metric(got, "BLEU");
+  const json* chrf = find_metric(got, "chrF2");
+  const json* ter = find_metric(got, "TER");
+  REQUIRE(bleu);
+  REQUIRE(chrf);
+  REQUIRE(ter);
+  const json& eb = expected.at("bleu");
+  const json& ec = expected.at("chrf");
+  const json& et = expected.at("ter");
+
+  bool ok = true;
+  auto same = [&](bool condition) {
+    ok = ok && condition;
+    return condition;
+  };
+  // Scores: as printed with 4 decimals (heed prints them the same way).
+  CHECK(same(bleu->at("score").get<double>() == eb.at("score").get<double>()));
+  CHECK(same(bleu->at("counts") == eb.at("counts")));
+  CHECK(same(bleu->at("totals") == eb.at("totals")));
+  CHECK(same(bleu->at("sys_len") == eb.at("sys_len")));
+  CHECK(same(bleu->at("ref_len") == eb.at("ref_len")));
+  CHECK(same(std::abs(bleu->at("bp").get<double>() - eb.at("bp").get<double>()) <= 1e-12));
+  CHECK(same(std::abs(bleu->at("ratio").get<double>() - eb.at("ratio").get<double>()) <= 1e-12));
+  for (size_t n = 0; n < 4; ++n)
+    CHECK(same(std::abs(bleu->at("precisions")[n].get<double>() - eb.at("precisions")[n].get<double>()) <= 1e-9));
+  CHECK(same(bleu->at("verbose_score") == eb.at("verbose_score")));
+  CHECK(same(without_version(bleu->at("signature")) == without_version(eb.at("signature"))));
+  CHECK(same(chrf->at("score").get<double>() == ec.at("score").get<double>()));
+  CHECK(same(without_version(chrf->at("signature")) == without_version(ec.at("signature"))));
+  CHECK(same(ter->at("score").get<double>() == et.at("score").get<double>()));
+  CHECK(same(ter->at("num_edits") == et.at("num_edits")));
+  CHECK(same(ter->at("ref_length").get<double>() == et.at("ref_length").get<double>()));
+  CHECK(same(without_version(ter->at("signature")) == without_version(et.at("signature"))));
+  CHECK(same(bleu->at("signature").get<std::string>().ends_with("|version:heed-" HEED_VERSION)));
+  return ok;
+}
+
+}  // namespace
+
+TEST_CASE("heed bleu reproduces every sacreBLEU case") {
+  std::vector<fs::path> cases;
+  for (const auto& entry : fs::directory_iterator(fs::path(HEED_TEST_DATA) / "bleu_cases"))
+    if (entry.is_directory()) cases.push_back(entry.path());
+  std::sort(cases.begin(), cases.end());
+  REQUIRE(cases.size() >= 28);
+  size_t passed = 0;
+  for (const auto& dir : cases) passed += check_case(dir);
+  std::printf("bleu cases passed: %zu of %zu\n", passed, cases.size());
+  CHECK(passed == cases.size());
+}
