@@ -1,0 +1,32 @@
+// GRU-Bahdanau incremental decoding against the teacher-forced forward pass, and reorder()
+// (see step_checks.hpp).
+#include <catch2/catch.hpp>
+
+#include "models/gru_bahdanau.hpp"
+#include "step_checks.hpp"
+
+using namespace heed;
+
+namespace {
+std::unique_ptr<Seq2Seq> tiny(bool tie_output, uint64_t seed) {
+  ModelConfig c;
+  c.arch = "gru-bahdanau";
+  c.dropout = 0.1f;  // must not matter: decoding runs in eval mode
+  c.gru.emb_dim = 8;
+  c.gru.enc_hidden = 10;
+  c.gru.dec_hidden = 12;
+  c.gru.attn_dim = 9;
+  c.gru.readout_dim = 8;
+  c.gru.tie_output = tie_output;
+  return make_gru_bahdanau(c, 29, 29, seed);
+}
+}  // namespace
+
+TEST_CASE("GRU step-by-step decoding equals the teacher-forced forward pass", "[gru][step]") {
+  SECTION("separate output layer") { step_checks::steps_match_forward(*tiny(false, 3), step_checks::test_batch()); }
+  SECTION("tied output layer") { step_checks::steps_match_forward(*tiny(true, 4), step_checks::test_batch()); }
+}
+
+TEST_CASE("GRU reorder follows beams: repeated, permuted and dropped rows", "[gru][step]") {
+  step_checks::reorder_follows_rows(*tiny(false, 5), step_checks::test_batch());
+}
