@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -132,4 +133,66 @@ TEST_CASE("heed bleu reproduces every sacreBLEU case") {
   for (const auto& dir : cases) passed += check_case(dir);
   std::printf("bleu cases passed: %zu of %zu\n", passed, cases.size());
   CHECK(passed == cases.size());
+}
+
+namespace {
+
+struct BadInputFiles {
+  fs::path dir;
+  BadInputFiles() : dir(fs::temp_directory_path() / ("heed_bleu_bad_input_" + std::to_string(getpid()))) {
+    fs::create_directories(dir);
+    write("ref.txt", "a b c\nd e f\n");
+    write("one_line.txt", "a b c\n");
+    write("empty.txt", "");
+    write("blank_lines.txt", "\n\n");
+    write("bad_utf8.txt", "a b c\nd \xff f\n");
+  }
+  ~BadInputFiles() { fs::remove_all(dir); }
+  void write(const std::string& name, const std::string& text) { std::ofstream(dir / name) << text; }
+  RunResult bleu(const std::string& args) {
+    return run("cd " + quote(dir.string()) + " && " + quote(HEED_BINARY) + " bleu " + args + " 2>&1");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("heed bleu rejects bad input with one clear error") {
+  BadInputFiles files;
+  RunResult r = files.bleu("ref.txt -i one_line.txt");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out == "heed: error: hypothesis one_line.txt has 1 lines but reference ref.txt has 2 lines\n");
+
+  r = files.bleu("ref.txt -i missing.txt");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("missing.txt") != std::string::npos);
+  CHECK(r.out.find("BLEU") == std::string::npos);
+
+  r = files.bleu("ref.txt -i bad_utf8.txt");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("bad_utf8.txt:2:") != std::string::npos);
+
+  // sacreBLEU refuses an empty hypothesis file too ("contains no sentence").
+  r = files.bleu("ref.txt -i empty.txt");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("empty.txt contains no lines") != std::string::npos);
+
+  r = files.bleu("ref.txt -i ref.txt --tokenize 14a");
+  CHECK(r.exit_code == 2);
+  r = files.bleu("ref.txt -i ref.txt --metrics bleu meteor");
+  CHECK(r.exit_code == 2);
+}
+
+TEST_CASE("heed bleu on empty hypothesis lines and text output") {
+  BadInputFiles files;
+  RunResult r = files.bleu("ref.txt -i blank_lines.txt -m bleu chrf ter");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out ==
+        "BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:heed-" HEED_VERSION
+        " = 0.0 0.0/0.0/0.0/0.0 (BP = 0.000 ratio = 0.000 hyp_len = 0 ref_len = 6)\n"
+        "chrF2|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:heed-" HEED_VERSION " = 0.0\n"
+        "TER|nrefs:1|case:lc|tok:tercom|norm:no|punct:yes|asian:no|version:heed-" HEED_VERSION " = 100.0\n");
+  // hypothesis from standard input, one score per line
+  r = files.bleu("ref.txt -m chrf --sentence -b < ref.txt");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "100.0\n100.0\n");
 }

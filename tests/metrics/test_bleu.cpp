@@ -10,7 +10,6 @@
 #include "util/error.hpp"
 
 using namespace heed::metrics;
-using Catch::Approx;
 
 TEST_CASE("corpus_bleu on in-memory strings") {
   // 1-grams 5/6, 2-grams 3/5, 3-grams 2/4, 4-grams 1/3 -> (1/12)^(1/4).
@@ -51,8 +50,8 @@ TEST_CASE("BLEU brevity penalty, references and smoothing") {
   addk.smoothing = BleuSmoothing::add_k;
   addk.smooth_value = 2;
   BleuScore k = corpus_bleu(hyp, ref, addk);
-  CHECK(k.precisions[1] == Approx(100.0 * (1 + 2) / (5 + 2)));
-  CHECK(k.counts[1] == 1);  // raw counts are reported
+  CHECK(k.precisions[1] == Approx(100.0 * (2 + 2) / (5 + 2)));
+  CHECK(k.counts[1] == 2);  // raw counts are reported (bigrams "a b", "c x")
   BleuOptions none;
   none.smoothing = BleuSmoothing::none;
   CHECK(corpus_bleu(hyp, ref, none).score < 1e-10);
