@@ -2,14 +2,20 @@
 
 namespace heed::cli {
 
+void add_train_command(CLI::App& app, Registry& registry);
+void add_average_command(CLI::App& app, Registry& registry);
 void add_config_command(CLI::App& app, Registry& registry);
 void add_bleu_command(CLI::App& app, Registry& registry);
 void add_tokenizer_command(CLI::App& app, Registry& registry);
+void add_bench_command(CLI::App& app, Registry& registry);
 
 void add_all_commands(CLI::App& app, Registry& registry) {
+  add_train_command(app, registry);
+  add_average_command(app, registry);
   add_config_command(app, registry);
   add_bleu_command(app, registry);
   add_tokenizer_command(app, registry);
+  add_bench_command(app, registry);
 }
 
 }  // namespace heed::cli

@@ -1,0 +1,39 @@
+#include <filesystem>
+#include <memory>
+
+#include "cli/registry.hpp"
+#include "config/config.hpp"
+#include "train/trainer.hpp"
+#include "util/error.hpp"
+
+namespace heed::cli {
+
+void add_train_command(CLI::App& app, Registry& registry) {
+  auto* cmd = app.add_subcommand("train", "train a model on parallel text (see configs/ for examples)");
+  struct Args {
+    std::string config, model_dir;
+    std::vector<std::string> overrides;
+    bool resume = false;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("-c,--config", args->config, "JSON config file (with --resume: defaults to MODEL_DIR/config.json)");
+  cmd->add_option("-m,--model-dir", args->model_dir, "model directory to create or resume (else the config's model_dir)");
+  cmd->add_option("--set", args->overrides, "override a config field: section.key=value (repeatable)");
+  cmd->add_flag("--resume", args->resume, "continue the training run in MODEL_DIR from its last checkpoint");
+  registry.on_run(cmd, [args] {
+    Config config;
+    if (!args->config.empty()) {
+      config = load_config(args->config, args->overrides);
+    } else if (args->resume && !args->model_dir.empty()) {
+      config = with_overrides(load_model_config(args->model_dir), args->overrides, args->model_dir + "/config.json");
+    } else {
+      throw UsageError("train: give a config with -c (or --resume -m MODEL_DIR)");
+    }
+    TrainOptions options{config, args->model_dir.empty() ? config.model_dir : args->model_dir, args->resume};
+    if (options.model_dir.empty()) throw UsageError("train: give a model directory with -m or model_dir in the config");
+    options.config.model_dir = options.model_dir;
+    train_model(options);
+  });
+}
+
+}  // namespace heed::cli

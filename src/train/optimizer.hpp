@@ -1,0 +1,43 @@
+#pragma once
+// Adam (Kingma & Ba 2015) and AdamW (decoupled weight decay, Loshchilov & Hutter 2019), with
+// the bias-corrected update PyTorch's torch.optim.Adam/AdamW use, so both train alike:
+//   m ← β1 m + (1−β1) g,  v ← β2 v + (1−β2) g²,  p ← p − lr · m̂ / (√v̂ + ε)
+//   Adam: g includes weight_decay · p;  AdamW: p ← p − lr · weight_decay · p first.
+// Plus the global gradient norm and clipping that precede it.
+#include <string>
+#include <vector>
+
+#include "nn/parameters.hpp"
+
+namespace heed {
+
+struct AdamOptions {
+  float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, weight_decay = 0.f;
+  bool decoupled = false;  // AdamW
+};
+
+class Adam {
+ public:
+  Adam(const ParameterSet& params, AdamOptions options);
+  // One update with learning rate lr from the parameters' current gradients (undefined = zero).
+  void step(float lr);
+  int64_t steps() const { return steps_; }
+
+  // Moments by parameter name, for the trainer state.
+  const std::vector<Tensor>& first_moments() const { return m_; }
+  const std::vector<Tensor>& second_moments() const { return v_; }
+  void set_state(int64_t steps, const std::vector<Tensor>& m, const std::vector<Tensor>& v);
+
+ private:
+  std::vector<Var> params_;
+  AdamOptions o_;
+  std::vector<Tensor> m_, v_;
+  int64_t steps_ = 0;
+};
+
+// √(Σ g²) over every parameter gradient (double accumulation); NaN/Inf propagate.
+double global_grad_norm(const ParameterSet& params);
+// Scales every gradient by min(1, max_norm / (norm + 1e-6)), as torch's clip_grad_norm_.
+void clip_grad_norm(const ParameterSet& params, double norm, float max_norm);
+
+}  // namespace heed

@@ -1,0 +1,273 @@
+#include "train/trainer.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "data/batching.hpp"
+#include "data/parallel_corpus.hpp"
+#include "models/factory.hpp"
+#include "tensor/ops.hpp"
+#include "train/checkpoint.hpp"
+#include "train/optimizer.hpp"
+#include "train/progress.hpp"
+#include "train/schedule.hpp"
+#include "train/trainer_state.hpp"
+#include "train/validation.hpp"
+#include "util/error.hpp"
+#include "util/interrupt.hpp"
+
+namespace fs = std::filesystem;
+
+namespace heed {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+struct ModelDir {
+  explicit ModelDir(std::string d) : dir(std::move(d)) {}
+  std::string dir;
+  std::string file(const std::string& name) const { return (fs::path(dir) / name).string(); }
+  std::string checkpoint(int64_t step) const {
+    char name[64];
+    std::snprintf(name, sizeof name, "step-%08lld.safetensors", static_cast<long long>(step));
+    return (fs::path(dir) / "checkpoints" / name).string();
+  }
+};
+
+// The tokenizer: the configured file, the one a resumed model directory holds, or one learned
+// from the training text (joint: both sides together).
+Tokenizers prepare_tokenizers(const Config& config, const ModelDir& dir, bool resume) {
+  if (!config.tokenizer.path.empty()) return Tokenizers::load(config.tokenizer.path);
+  if (resume && fs::exists(dir.file("tokenizer.json"))) return Tokenizers::load(dir.file("tokenizer.json"));
+  TokenizerOptions options;
+  options.vocab_size = config.tokenizer.vocab_size;
+  options.character_coverage = config.tokenizer.character_coverage;
+  const auto& src = config.data.train_src;
+  const auto& tgt = config.data.train_tgt;
+  spdlog::info("learning a {} tokenizer (vocabulary {}) from the training text",
+               config.tokenizer.joint ? "joint" : "per-side", options.vocab_size);
+  if (config.tokenizer.joint) {
+    std::vector<std::string> files = src;
+    files.insert(files.end(), tgt.begin(), tgt.end());
+    return Tokenizers::joint(Tokenizer::train(files, options));
+  }
+  return Tokenizers::separate(Tokenizer::train(src, options), Tokenizer::train(tgt, options));
+}
+
+class MetricsLog {
+ public:
+  explicit MetricsLog(const std::string& path) : out_(path, std::ios::app) {
+    if (!out_) throw Error("cannot write " + path);
+  }
+  void write(const nlohmann::json& record) {
+    out_ << record.dump() << '\n';
+    out_.flush();
+  }
+
+ private:
+  std::ofstream out_;
+};
+
+struct Window {  // training statistics since the last log line
+  double loss_sum = 0, nll_sum = 0;
+  int64_t labels = 0, steps = 0;
+  Clock::time_point start = Clock::now();
+};
+
+}  // namespace
+
+TrainSummary train_model(const TrainOptions& options) {
+  const Config& config = options.config;
+  const auto& tc = config.training;
+  if (config.data.train_src.empty()) throw UsageError("data.train.src: no training files given");
+  ModelDir dir(options.model_dir);
+  fs::create_directories(dir.file("checkpoints"));
+  const bool resume = options.resume || tc.resume;
+  const std::string state_path = dir.file("trainer_state.safetensors");
+  if (resume && !fs::exists(state_path))
+    throw UsageError("--resume: " + dir.dir + " has no trainer_state.safetensors to resume from");
+  if (!resume && fs::exists(state_path))
+    throw UsageError(dir.dir + " already holds a training run; use --resume to continue it, or another directory");
+
+  Tokenizers tokenizers = prepare_tokenizers(config, dir, resume);
+  tokenizers.save(dir.file("tokenizer.json"));
+  save_config(config, dir.file("config.json"));
+
+  CorpusFilter filter{config.data.max_length, config.data.max_length_ratio};
+  const std::string cache_dir = config.data.cache_dir.empty() ? dir.file("cache") : config.data.cache_dir;
+  auto load_start = Clock::now();
+  LoadedCorpus train = load_parallel_corpus(config.data.train_src, config.data.train_tgt, tokenizers, filter, cache_dir);
+  spdlog::info("training data: {} pairs kept of {} ({} empty, {} too long, {} beyond the length ratio){}, {:.1f}s",
+               train.stats.kept, train.stats.pairs_read, train.stats.skipped_empty, train.stats.skipped_too_long,
+               train.stats.skipped_ratio, train.stats.from_cache ? " from cache" : "",
+               seconds_between(load_start, Clock::now()));
+  if (train.corpus.size() == 0) throw Error("no training pairs left after filtering");
+
+  std::unique_ptr<Validator> validator;
+  if (!config.data.dev_src.empty() || !config.data.dev_tgt.empty())
+    validator = std::make_unique<Validator>(config, tokenizers);
+
+  auto model = make_model(config.model, tokenizers.source().vocab_size(), tokenizers.target().vocab_size(), config.seed);
+  const ParameterSet& params = model->parameters();
+  spdlog::info("model {}: {} parameters", config.model.arch, params.count());
+
+  Adam adam(params, {tc.beta1, tc.beta2, tc.eps, tc.weight_decay, tc.optimizer == "adamw"});
+  ScheduleOptions schedule{tc.schedule, tc.learning_rate, tc.warmup_steps, tc.min_learning_rate, tc.max_steps};
+  BatchIterator batches(train.corpus, tc.batch_tokens, config.seed);
+  TrainerProgress progress;
+  if (resume) {
+    progress = load_trainer_state(state_path, params, adam);
+    model->rng().set_state(progress.rng_seed, progress.rng_counter);
+    batches.seek(progress.epoch, progress.batch_index);
+    spdlog::info("resumed at step {} (epoch {}, batch {})", progress.step, progress.epoch + 1, progress.batch_index);
+  }
+  const bool higher_is_better = tc.validation_metric == "bleu";
+  MetricsLog metrics(dir.file("metrics.jsonl"));
+  const auto session_start = Clock::now();
+  auto elapsed = [&] { return progress.elapsed_seconds + seconds_between(session_start, Clock::now()); };
+
+  auto save_checkpoint = [&] {
+    TrainerProgress p = progress;
+    p.epoch = batches.epoch();
+    p.batch_index = batches.batch_index();
+    p.rng_seed = model->rng().seed();
+    p.rng_counter = model->rng().counter();
+    p.elapsed_seconds = elapsed();
+    save_trainer_state(state_path, params, adam, p);
+    if (!validator) save_parameters(dir.file("model.safetensors"), params, {{"step", std::to_string(progress.step)}});
+    save_parameters(dir.checkpoint(progress.step), params, {{"step", std::to_string(progress.step)}});
+    std::vector<fs::path> old;
+    for (const auto& e : fs::directory_iterator(dir.file("checkpoints")))
+      if (e.path().extension() == ".safetensors") old.push_back(e.path());
+    std::sort(old.begin(), old.end());
+    for (size_t i = 0; i + tc.keep_last < old.size(); ++i) fs::remove(old[i]);
+  };
+
+  ProgressLine bar;
+  auto log_line = [&](const std::string& text) {
+    bar.clear();
+    spdlog::info("{}", text);
+  };
+
+  bool stop_early = false;
+  auto run_validation = [&] {
+    if (!validator) return;
+    model->set_training(false);
+    ValidationResult r = validator->run(*model);
+    const double metric = higher_is_better ? r.bleu : r.loss;
+    const bool improved = !progress.has_best || (higher_is_better ? metric > progress.best_metric : metric < progress.best_metric);
+    if (improved) {
+      progress.best_metric = metric;
+      progress.has_best = true;
+      progress.validations_without_improvement = 0;
+      save_parameters(dir.file("model.safetensors"), params, {{"step", std::to_string(progress.step)}});
+    } else {
+      ++progress.validations_without_improvement;
+    }
+    log_line(fmt::format("validation at step {}: dev loss {:.4f}, ppl {:.2f}{}{}", progress.step, r.loss, r.ppl,
+                         r.has_bleu ? fmt::format(", BLEU {:.2f}", r.bleu) : "", improved ? " (best so far)" : ""));
+    nlohmann::json rec{{"type", "valid"}, {"step", progress.step}, {"loss", r.loss}, {"nll", r.nll}, {"ppl", r.ppl},
+                       {"elapsed", elapsed()}, {"best", improved}};
+    if (r.has_bleu) rec["bleu"] = r.bleu;
+    metrics.write(rec);
+    if (tc.patience > 0 && progress.validations_without_improvement >= tc.patience) stop_early = true;
+  };
+
+  const int V = model->target_vocab();
+  Window window;
+  double last_loss = 0;
+  int bad_steps = 0;
+  std::string stop_reason;
+  try {
+    for (;;) {
+      if (tc.max_steps > 0 && progress.step >= tc.max_steps) { stop_reason = "max_steps"; break; }
+      if (tc.max_epochs > 0 && batches.epoch() >= tc.max_epochs) { stop_reason = "max_epochs"; break; }
+      if (tc.max_time > 0 && elapsed() >= tc.max_time) { stop_reason = "max_time"; break; }
+      if (stop_early) { stop_reason = "patience"; break; }
+      throw_if_interrupted();
+
+      std::vector<Batch> group;
+      int64_t labels = 0;
+      for (int k = 0; k < tc.accumulate; ++k) {
+        group.push_back(batches.next());
+        labels += group.back().num_labels();
+      }
+      model->set_training(true);
+      CrossEntropyStats stats;
+      for (const Batch& b : group) {
+        Var logits = model->forward(b);
+        Var loss = cross_entropy(reshape(logits, {-1, V}), b.tgt_out, 0, tc.label_smoothing,
+                                 static_cast<float>(labels), &stats);
+        backward(loss);
+      }
+      const double norm = global_grad_norm(params);
+      if (!std::isfinite(norm) || !std::isfinite(stats.loss_sum)) {
+        params.zero_grad();
+        ++bad_steps;
+        log_line(fmt::format("step {}: non-finite loss or gradient, update skipped ({} in a row)", progress.step + 1,
+                             bad_steps));
+        if (bad_steps >= tc.max_bad_steps)
+          throw Error("training diverged: " + std::to_string(bad_steps) +
+                      " consecutive updates with non-finite loss or gradients (training.max_bad_steps)");
+        continue;
+      }
+      bad_steps = 0;
+      if (tc.clip_norm > 0) clip_grad_norm(params, norm, tc.clip_norm);
+      const float lr = learning_rate_at(progress.step + 1, schedule);
+      adam.step(lr);
+      params.zero_grad();
+      ++progress.step;
+
+      window.loss_sum += stats.loss_sum;
+      window.nll_sum += stats.nll_sum;
+      window.labels += stats.labels;
+      ++window.steps;
+      const double secs = seconds_between(window.start, Clock::now());
+      const double loss = window.loss_sum / std::max<int64_t>(window.labels, 1);
+      std::string eta;
+      if (tc.max_steps > 0) eta = " ETA " + format_duration(elapsed() / progress.step * (tc.max_steps - progress.step));
+      else if (tc.max_time > 0) eta = " ETA " + format_duration(std::max(0.0, tc.max_time - elapsed()));
+      bar.update(fmt::format("epoch {} step {} loss {:.3f} {:.0f} tok/s lr {:.2e} {}{}", batches.epoch() + 1,
+                             progress.step, loss, window.labels / std::max(secs, 1e-9), lr, format_duration(elapsed()), eta));
+      if (progress.step % tc.log_every == 0) {
+        const double nll = window.nll_sum / std::max<int64_t>(window.labels, 1);
+        last_loss = loss;
+        log_line(fmt::format("epoch {} step {}: loss {:.4f} nll {:.4f} ppl {:.2f}, {:.0f} target tokens/s, lr {:.3e}, {}",
+                             batches.epoch() + 1, progress.step, loss, nll, std::exp(nll), window.labels / secs, lr,
+                             format_duration(elapsed())));
+        metrics.write({{"type", "train"}, {"step", progress.step}, {"epoch", batches.epoch() + 1}, {"loss", loss},
+                       {"nll", nll}, {"ppl", std::exp(nll)}, {"tokens_per_s", window.labels / secs}, {"lr", lr},
+                       {"elapsed", elapsed()}});
+        window = Window();
+      }
+      if (progress.step % tc.validate_every == 0) {
+        run_validation();
+        save_checkpoint();
+      }
+    }
+  } catch (const Interrupted&) {
+    bar.clear();
+    save_checkpoint();
+    spdlog::warn("interrupted: checkpoint saved at step {}; continue with --resume", progress.step);
+    throw;
+  }
+  bar.clear();
+  if (window.labels > 0) last_loss = window.loss_sum / window.labels;
+  if (progress.step % tc.validate_every != 0) {
+    run_validation();
+    save_checkpoint();
+  }
+  spdlog::info("training stopped ({}) after {} steps, {}", stop_reason, progress.step, format_duration(elapsed()));
+  return {progress.step, last_loss, progress.best_metric, stop_reason};
+}
+
+}  // namespace heed

@@ -1,0 +1,92 @@
+#include "train/trainer_state.hpp"
+
+#include <cstring>
+
+#include "io/safetensors.hpp"
+#include "util/error.hpp"
+
+namespace heed {
+namespace {
+SafeTensor to_safe(const Tensor& t) { return SafeTensor::from_f32(t.shape(), t.to_vector()); }
+
+void from_safe(const SafeTensorFile& file, const std::string& path, const std::string& name, const Tensor& into) {
+  auto it = file.tensors.find(name);
+  if (it == file.tensors.end()) throw Error(path + ": missing tensor " + name);
+  if (it->second.dtype != "F32" || Shape(it->second.shape.begin(), it->second.shape.end()) != into.shape())
+    throw Error(path + ": tensor " + name + " does not match the model (" + it->second.dtype + " " +
+                shape_str(Shape(it->second.shape.begin(), it->second.shape.end())) + ", expected F32 " +
+                shape_str(into.shape()) + ")");
+  std::memcpy(into.data(), it->second.data.data(), it->second.data.size());
+}
+
+template <class T>
+T meta(const SafeTensorFile& file, const std::string& path, const std::string& key) {
+  auto it = file.metadata.find(key);
+  if (it == file.metadata.end()) throw Error(path + ": missing trainer state field " + key);
+  try {
+    if constexpr (std::is_same_v<T, double>) return std::stod(it->second);
+    else return static_cast<T>(std::stoull(it->second));
+  } catch (const std::exception&) {
+    throw Error(path + ": trainer state field " + key + " is not a number");
+  }
+}
+
+std::string exact(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
+}
+}  // namespace
+
+void save_trainer_state(const std::string& path, const ParameterSet& params, const Adam& adam,
+                        const TrainerProgress& p) {
+  SafeTensorFile file;
+  size_t i = 0;
+  for (const auto& [name, var] : params.all()) {
+    file.tensors["param." + name] = to_safe(var.value());
+    file.tensors["adam.m." + name] = to_safe(adam.first_moments()[i]);
+    file.tensors["adam.v." + name] = to_safe(adam.second_moments()[i]);
+    ++i;
+  }
+  file.metadata = {{"format", "heed-trainer-state"},
+                   {"version", "1"},
+                   {"step", std::to_string(p.step)},
+                   {"adam_steps", std::to_string(adam.steps())},
+                   {"epoch", std::to_string(p.epoch)},
+                   {"batch_index", std::to_string(p.batch_index)},
+                   {"rng_seed", std::to_string(p.rng_seed)},
+                   {"rng_counter", std::to_string(p.rng_counter)},
+                   {"elapsed_seconds", exact(p.elapsed_seconds)},
+                   {"best_metric", exact(p.best_metric)},
+                   {"has_best", p.has_best ? "1" : "0"},
+                   {"validations_without_improvement", std::to_string(p.validations_without_improvement)}};
+  write_safetensors(path, file);
+}
+
+TrainerProgress load_trainer_state(const std::string& path, const ParameterSet& params, Adam& adam) {
+  SafeTensorFile file = read_safetensors(path);
+  if (file.metadata["format"] != "heed-trainer-state" || file.metadata["version"] != "1")
+    throw Error(path + ": not a heed trainer state (format version 1)");
+  std::vector<Tensor> m, v;
+  for (const auto& [name, var] : params.all()) {
+    from_safe(file, path, "param." + name, var.value());
+    m.push_back(Tensor::empty(var.shape()));
+    v.push_back(Tensor::empty(var.shape()));
+    from_safe(file, path, "adam.m." + name, m.back());
+    from_safe(file, path, "adam.v." + name, v.back());
+  }
+  adam.set_state(meta<int64_t>(file, path, "adam_steps"), m, v);
+  TrainerProgress p;
+  p.step = meta<int64_t>(file, path, "step");
+  p.epoch = meta<int64_t>(file, path, "epoch");
+  p.batch_index = meta<uint64_t>(file, path, "batch_index");
+  p.rng_seed = meta<uint64_t>(file, path, "rng_seed");
+  p.rng_counter = meta<uint64_t>(file, path, "rng_counter");
+  p.elapsed_seconds = meta<double>(file, path, "elapsed_seconds");
+  p.best_metric = meta<double>(file, path, "best_metric");
+  p.has_best = meta<int64_t>(file, path, "has_best") != 0;
+  p.validations_without_improvement = meta<int64_t>(file, path, "validations_without_improvement");
+  return p;
+}
+
+}  // namespace heed

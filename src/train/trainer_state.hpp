@@ -1,0 +1,30 @@
+#pragma once
+// The file that lets training continue exactly: <model_dir>/trainer_state.safetensors holds the
+// parameters (param.<name>), Adam's moments (adam.m.<name>, adam.v.<name>) and, in its metadata,
+// the step, the data position, the dropout RNG, elapsed seconds and early-stopping counters.
+// One file, so a kill between two writes can never pair parameters with foreign moments.
+#include <cstdint>
+#include <string>
+
+#include "nn/parameters.hpp"
+#include "train/optimizer.hpp"
+
+namespace heed {
+
+struct TrainerProgress {
+  int64_t step = 0;
+  int64_t epoch = 0;
+  uint64_t batch_index = 0;  // next batch of `epoch`
+  uint64_t rng_seed = 0, rng_counter = 0;
+  double elapsed_seconds = 0;
+  double best_metric = 0;
+  bool has_best = false;
+  int64_t validations_without_improvement = 0;
+};
+
+void save_trainer_state(const std::string& path, const ParameterSet& params, const Adam& adam,
+                        const TrainerProgress& progress);
+// Loads parameters and moments into `params` / `adam`; returns the progress.
+TrainerProgress load_trainer_state(const std::string& path, const ParameterSet& params, Adam& adam);
+
+}  // namespace heed

@@ -1,0 +1,33 @@
+#pragma once
+// Validation on the dev set: cross-entropy and perplexity (teacher forcing, no dropout) and
+// BLEU of decoded output (greedy, or beam decoding.validation_beam) scored by the project's
+// sacreBLEU-compatible scorer against the raw reference text.
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "data/parallel_corpus.hpp"
+#include "models/seq2seq.hpp"
+#include "text/tokenizer.hpp"
+
+namespace heed {
+
+struct ValidationResult {
+  double loss = 0, nll = 0, ppl = 0;  // per target token (incl. </s>)
+  double bleu = 0;
+  bool has_bleu = false;
+};
+
+class Validator {
+ public:
+  Validator(const Config& config, const Tokenizers& tokenizers);
+  ValidationResult run(Seq2Seq& model);  // leaves the model in eval mode
+
+ private:
+  const Config& config_;
+  const Tokenizers& tokenizers_;
+  ParallelCorpus corpus_;
+  std::vector<std::string> sources_, references_;
+};
+
+}  // namespace heed
