@@ -1,0 +1,284 @@
+#include "decode/beam_search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <string>
+
+#include "util/error.hpp"
+
+namespace heed {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// One generated token: row `row` of step `step` produced it after hypothesis `parent` (-1: none).
+// Hypotheses are chains of nodes, so following a beam never copies token or attention histories.
+struct Node {
+  int parent;
+  int32_t token;
+  int step;
+  int row;
+};
+
+struct Live {
+  int node;  // last token's node, -1 before the first step
+  int length;
+  float log_prob;
+};
+
+struct Candidate {
+  float log_prob;
+  int row;
+  int32_t token;
+};
+
+struct Finished {
+  int node;  // the last token before </s>, -1 for the empty hypothesis
+  int step, row, length;
+  float log_prob, score;
+};
+
+// Total order: higher log-probability first, then earlier row (the better-ranked parent), then
+// lower token id. It keeps every decision independent of the other sentences in the batch.
+bool better(const Candidate& a, const Candidate& b) {
+  if (a.log_prob != b.log_prob) return a.log_prob > b.log_prob;
+  if (a.row != b.row) return a.row < b.row;
+  return a.token < b.token;
+}
+
+float normalised(float log_prob, int length, float alpha) {
+  return alpha == 0 ? log_prob : log_prob / std::pow(static_cast<float>(length), alpha);
+}
+
+class EvalModeGuard {
+ public:
+  explicit EvalModeGuard(Seq2Seq& model) : model_(model), previous_(model.training()) { model.set_training(false); }
+  ~EvalModeGuard() { model_.set_training(previous_); }
+  EvalModeGuard(const EvalModeGuard&) = delete;
+  EvalModeGuard& operator=(const EvalModeGuard&) = delete;
+
+ private:
+  Seq2Seq& model_;
+  bool previous_;
+};
+
+// Appends the k best allowed finite extensions of one row, as candidates with total log-probability.
+void add_row_candidates(const float* log_probs, int vocab, const std::vector<char>& allowed, int k, const Live& live,
+                        int row, std::vector<std::pair<float, int32_t>>& top, std::vector<Candidate>& out) {
+  top.clear();
+  for (int v = 0; v < vocab; ++v) {
+    const float lp = log_probs[v];
+    if (!allowed[v] || !(lp > kNegInf)) continue;  // also skips NaN
+    if (static_cast<int>(top.size()) == k && !(lp > top.back().first)) continue;
+    if (static_cast<int>(top.size()) == k) top.pop_back();
+    auto pos = std::find_if(top.begin(), top.end(), [lp](const auto& e) { return lp > e.first; });
+    top.insert(pos, {lp, v});
+  }
+  for (const auto& [lp, token] : top) out.push_back({live.log_prob + lp, row, token});
+}
+
+// Score of the nbest-th best finished hypothesis (the one a live hypothesis must beat).
+float kth_best_score(const std::vector<Finished>& finished, int k) {
+  std::vector<float> scores;
+  for (const auto& f : finished) scores.push_back(f.score);
+  std::nth_element(scores.begin(), scores.begin() + (k - 1), scores.end(), std::greater<float>());
+  return scores[k - 1];
+}
+
+class Search {
+ public:
+  Search(Seq2Seq& model, const Batch& batch, const SearchOptions& options)
+      : model_(model), batch_(batch), opt_(options), vocab_(model.target_vocab()) {
+    allowed_.assign(vocab_, 1);
+    for (int banned : {kBatchPad, kBatchBos}) if (banned < vocab_) allowed_[banned] = 0;
+    if (!options.allow_unk && kUnkId < vocab_) allowed_[kUnkId] = 0;
+    for (int b = 0; b < batch.size; ++b) max_length_.push_back(max_output_length(batch.src_lengths[b] - 1, options));
+    finished_.resize(batch.size);
+  }
+
+  std::vector<std::vector<Hypothesis>> run() {
+    const int K = opt_.beam;
+    std::unique_ptr<DecoderState> state = model_.start(model_.encode(batch_));
+    std::vector<Live> live(batch_.size, Live{-1, 0, 0.f});
+    std::vector<int> sentence(batch_.size);
+    std::iota(sentence.begin(), sentence.end(), 0);
+    std::vector<int32_t> previous(batch_.size, kBatchBos);
+    std::vector<Candidate> candidates;
+    std::vector<std::pair<float, int32_t>> top;
+
+    for (int t = 0; !live.empty(); ++t) {
+      StepOutput out = model_.step(*state, previous);
+      const Tensor log_probs = out.log_probs.contiguous();
+      if (log_probs.ndim() != 2 || log_probs.dim(0) != static_cast<int64_t>(live.size()) || log_probs.dim(1) != vocab_)
+        throw Error("beam search: the model's step gave log-probabilities of shape " + shape_str(log_probs.shape()) +
+                    ", expected [" + std::to_string(live.size()) + ", " + std::to_string(vocab_) + "]");
+      attention_.push_back(out.attention.defined() ? out.attention.contiguous() : Tensor());
+
+      std::vector<Live> next_live;
+      std::vector<int> next_sentence, next_rows;
+      std::vector<int32_t> next_previous;
+      for (size_t first = 0; first < live.size();) {
+        const int b = sentence[first];
+        size_t end = first;
+        while (end < live.size() && sentence[end] == b) ++end;
+        const bool at_limit = t >= max_length_[b];
+        candidates.clear();
+        for (size_t r = first; r < end; ++r) {
+          const float* row_log_probs = log_probs.data() + r * vocab_;
+          if (at_limit) {
+            if (row_log_probs[kBatchEos] > kNegInf)
+              candidates.push_back({live[r].log_prob + row_log_probs[kBatchEos], static_cast<int>(r), kBatchEos});
+          } else {
+            add_row_candidates(row_log_probs, vocab_, allowed_, 2 * K, live[r], static_cast<int>(r), top, candidates);
+          }
+        }
+        const size_t keep = std::min(candidates.size(), size_t(2) * K);
+        std::partial_sort(candidates.begin(), candidates.begin() + keep, candidates.end(), better);
+
+        std::vector<Candidate> continuing;
+        for (size_t j = 0; j < keep; ++j) {
+          const Candidate& c = candidates[j];
+          const Live& parent = live[c.row];
+          if (c.token == kBatchEos) {
+            if (j < size_t(K))
+              finished_[b].push_back({parent.node, t, c.row, parent.length, c.log_prob,
+                                      normalised(c.log_prob, parent.length + 1, opt_.length_penalty)});
+          } else if (continuing.size() < size_t(K)) {
+            continuing.push_back(c);
+          }
+        }
+        if (!sentence_done(b, at_limit, continuing, t + 1)) {
+          for (const Candidate& c : continuing) {
+            nodes_.push_back({live[c.row].node, c.token, t, c.row});
+            next_live.push_back({static_cast<int>(nodes_.size()) - 1, t + 1, c.log_prob});
+            next_sentence.push_back(b);
+            next_rows.push_back(c.row);
+            next_previous.push_back(c.token);
+          }
+        }
+        first = end;
+      }
+      if (next_live.empty()) break;
+      if (!is_identity(next_rows, live.size())) model_.reorder(*state, next_rows);
+      live = std::move(next_live);
+      sentence = std::move(next_sentence);
+      previous = std::move(next_previous);
+    }
+    return results();
+  }
+
+ private:
+  static constexpr int kUnkId = 1;  // the tokenizer's fixed <unk> id (text/tokenizer.hpp)
+
+  static bool is_identity(const std::vector<int>& rows, size_t old_rows) {
+    if (rows.size() != old_rows) return false;
+    for (size_t i = 0; i < rows.size(); ++i)
+      if (rows[i] != static_cast<int>(i)) return false;
+    return true;
+  }
+
+  // `length`: tokens of the continuing hypotheses (without </s>).
+  bool sentence_done(int b, bool at_limit, const std::vector<Candidate>& continuing, int length) const {
+    const auto& done = finished_[b];
+    if (at_limit || continuing.empty() || static_cast<int>(done.size()) >= opt_.beam) return true;
+    if (static_cast<int>(done.size()) < opt_.nbest) return false;
+    const float to_beat = kth_best_score(done, opt_.nbest);
+    const float alpha = opt_.length_penalty;
+    for (const Candidate& c : continuing) {
+      // Σ log p only falls as a hypothesis grows; ℓ lies between length + 1 and the limit + 1.
+      const float reachable = std::max(normalised(c.log_prob, length + 1, alpha),
+                                       normalised(c.log_prob, max_length_[b] + 1, alpha));
+      if (reachable > to_beat) return false;
+    }
+    return true;
+  }
+
+  Hypothesis hypothesis(const Finished& f, int b) const {
+    Hypothesis h;
+    h.score = f.score;
+    h.log_prob = f.log_prob;
+    std::vector<std::pair<int, int>> producers;  // (step, row) of each token, </s> last
+    producers.push_back({f.step, f.row});
+    for (int n = f.node; n >= 0; n = nodes_[n].parent) {
+      h.tokens.push_back(nodes_[n].token);
+      producers.push_back({nodes_[n].step, nodes_[n].row});
+    }
+    std::reverse(h.tokens.begin(), h.tokens.end());
+    std::reverse(producers.begin(), producers.end());
+    const int S = batch_.src_len, source_positions = batch_.src_lengths[b];
+    for (const auto& [step, row] : producers) {
+      const Tensor& a = attention_[step];
+      if (!a.defined()) {
+        h.attention.clear();
+        break;
+      }
+      const float* weights = a.data() + static_cast<int64_t>(row) * S;
+      h.attention.emplace_back(weights, weights + source_positions);
+    }
+    return h;
+  }
+
+  std::vector<std::vector<Hypothesis>> results() const {
+    std::vector<std::vector<Hypothesis>> out(batch_.size);
+    for (int b = 0; b < batch_.size; ++b) {
+      std::vector<Finished> done = finished_[b];
+      std::stable_sort(done.begin(), done.end(), [](const Finished& x, const Finished& y) { return x.score > y.score; });
+      if (done.size() > size_t(opt_.nbest)) done.resize(opt_.nbest);
+      for (const Finished& f : done) out[b].push_back(hypothesis(f, b));
+      // Only when the model gives </s> probability 0 even at the length limit.
+      if (out[b].empty()) out[b].push_back(Hypothesis{{}, kNegInf, kNegInf, {}});
+    }
+    return out;
+  }
+
+  Seq2Seq& model_;
+  const Batch& batch_;
+  const SearchOptions& opt_;
+  const int vocab_;
+  std::vector<char> allowed_;
+  std::vector<int> max_length_;
+  std::vector<Node> nodes_;
+  std::vector<Tensor> attention_;  // per step: [rows of that step, S]
+  std::vector<std::vector<Finished>> finished_;
+};
+
+void check_options(const SearchOptions& o) {
+  if (o.beam < 1) throw UsageError("beam size must be at least 1, got " + std::to_string(o.beam));
+  if (o.nbest < 1 || o.nbest > o.beam)
+    throw UsageError("n-best size must be between 1 and the beam size " + std::to_string(o.beam) + ", got " +
+                     std::to_string(o.nbest));
+  if (!std::isfinite(o.length_penalty) || o.length_penalty < 0)
+    throw UsageError("length penalty must be a number >= 0, got " + std::to_string(o.length_penalty));
+  if (!std::isfinite(o.max_length_ratio) || o.max_length_ratio <= 0)
+    throw UsageError("maximum length ratio must be > 0, got " + std::to_string(o.max_length_ratio));
+  if (o.max_length_offset < 0)
+    throw UsageError("maximum length offset must be >= 0, got " + std::to_string(o.max_length_offset));
+}
+
+}  // namespace
+
+SearchOptions search_options(const DecodingConfig& decoding) {
+  SearchOptions o;
+  o.beam = decoding.beam;
+  o.length_penalty = decoding.length_penalty;
+  o.max_length_ratio = decoding.max_length_ratio;
+  o.max_length_offset = decoding.max_length_offset;
+  return o;
+}
+
+int max_output_length(int source_tokens, const SearchOptions& options) {
+  return static_cast<int>(std::ceil(options.max_length_ratio * static_cast<float>(source_tokens))) +
+         options.max_length_offset;
+}
+
+std::vector<std::vector<Hypothesis>> beam_search(Seq2Seq& model, const Batch& batch, const SearchOptions& options) {
+  check_options(options);
+  if (batch.size == 0) return {};
+  EvalModeGuard eval(model);
+  NoGradGuard no_grad;
+  return Search(model, batch, options).run();
+}
+
+}  // namespace heed

@@ -1,0 +1,95 @@
+#include "decode/translator.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "models/batch.hpp"
+#include "util/error.hpp"
+#include "util/interrupt.hpp"
+
+namespace heed {
+namespace {
+
+// Positions of the non-empty inputs, longest first (stable: equal lengths keep input order), cut
+// into batches by sentence count or by padded source tokens.
+std::vector<std::vector<size_t>> make_batches(const std::vector<TranslationResult>& results,
+                                              const BatchingOptions& batching) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < results.size(); ++i)
+    if (!results[i].source_tokens.empty()) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return results[a].source_tokens.size() > results[b].source_tokens.size();
+  });
+  std::vector<std::vector<size_t>> batches;
+  size_t padded_length = 0;  // of the current batch: its first (longest) sentence + </s>
+  for (size_t i : order) {
+    const bool full = batches.empty() ||
+                      (batching.batch_tokens > 0
+                           ? (batches.back().size() + 1) * padded_length > size_t(batching.batch_tokens)
+                           : batches.back().size() >= size_t(batching.batch_size));
+    if (full) {
+      batches.emplace_back();
+      padded_length = results[i].source_tokens.size() + 1;
+    }
+    batches.back().push_back(i);
+  }
+  return batches;
+}
+
+}  // namespace
+
+BatchingOptions batching_options(const DecodingConfig& decoding, int max_input_length) {
+  BatchingOptions b;
+  b.batch_size = decoding.batch_size;
+  b.batch_tokens = decoding.batch_tokens;
+  b.max_input_length = max_input_length;
+  return b;
+}
+
+std::vector<TranslationResult> translate_lines(Seq2Seq& model, const Tokenizers& tokenizers,
+                                               const std::vector<std::string>& lines, const SearchOptions& search,
+                                               const BatchingOptions& batching) {
+  if (batching.batch_size < 1) throw UsageError("batch size must be at least 1, got " + std::to_string(batching.batch_size));
+  if (batching.batch_tokens < 0) throw UsageError("batch tokens must be >= 0, got " + std::to_string(batching.batch_tokens));
+  if (batching.max_input_length < 0)
+    throw UsageError("maximum input length must be >= 0, got " + std::to_string(batching.max_input_length));
+  const Tokenizer& source = tokenizers.source();
+  const Tokenizer& target = tokenizers.target();
+
+  std::vector<TranslationResult> results(lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    TranslationResult& r = results[i];
+    if (!lines[i].empty()) {
+      std::vector<int> ids = source.encode(lines[i]);
+      r.source_tokens.assign(ids.begin(), ids.end());
+    }
+    r.original_length = static_cast<int>(r.source_tokens.size());
+    if (batching.max_input_length > 0 && r.original_length > batching.max_input_length) {
+      r.source_tokens.resize(batching.max_input_length);
+      r.truncated = true;
+    }
+    if (r.source_tokens.empty()) r.nbest.emplace_back();  // empty line (or one that encodes to nothing)
+  }
+
+  for (const auto& members : make_batches(results, batching)) {
+    throw_if_interrupted();
+    std::vector<std::vector<int32_t>> sources;
+    for (size_t i : members) sources.push_back(results[i].source_tokens);
+    const auto hypotheses = beam_search(model, make_batch(sources, {}), search);
+    for (size_t k = 0; k < members.size(); ++k) {
+      auto& nbest = results[members[k]].nbest;
+      for (const Hypothesis& h : hypotheses[k]) {
+        Translation t;
+        t.text = target.decode(std::vector<int>(h.tokens.begin(), h.tokens.end()));
+        t.tokens = h.tokens;
+        t.score = h.score;
+        t.log_prob = h.log_prob;
+        t.attention = h.attention;
+        nbest.push_back(std::move(t));
+      }
+    }
+  }
+  return results;
+}
+
+}  // namespace heed

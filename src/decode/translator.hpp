@@ -1,0 +1,44 @@
+#pragma once
+// Lines of raw text in, translations out, in input order: tokenise, sort by length, cut into
+// batches, beam-search each batch, detokenise. No files involved, so that `heed translate` and the
+// trainer's validation (dev BLEU) share it.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "decode/beam_search.hpp"
+#include "models/seq2seq.hpp"
+#include "text/tokenizer.hpp"
+
+namespace heed {
+
+struct BatchingOptions {
+  int batch_size = 32;       // sentences per batch (when batch_tokens is 0)
+  int batch_tokens = 0;      // padded source tokens (incl. </s>) per batch; 0 = use batch_size
+  int max_input_length = 0;  // longer inputs are cut to this many tokens; 0 = no limit
+};
+
+struct Translation {
+  std::string text;
+  std::vector<int32_t> tokens;  // target ids without </s>
+  float score = 0, log_prob = 0;  // see Hypothesis; 0 for an empty input line
+  std::vector<std::vector<float>> attention;  // see Hypothesis
+};
+
+struct TranslationResult {
+  std::vector<int32_t> source_tokens;  // as translated (after truncation), without </s>
+  int original_length = 0;             // source tokens before truncation
+  bool truncated = false;
+  std::vector<Translation> nbest;      // best first; one empty translation for an empty line
+};
+
+// The batching settings of a config (decoding.batch_size / batch_tokens, data.max_length).
+BatchingOptions batching_options(const DecodingConfig& decoding, int max_input_length);
+
+// One result per line, in the order of `lines`. An empty line is not given to the model: its
+// result is one empty translation with score 0.
+std::vector<TranslationResult> translate_lines(Seq2Seq& model, const Tokenizers& tokenizers,
+                                               const std::vector<std::string>& lines, const SearchOptions& search,
+                                               const BatchingOptions& batching);
+
+}  // namespace heed

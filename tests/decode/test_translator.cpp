@@ -1,0 +1,127 @@
+// translate_lines on a real (random-weight, tiny) GRU model: batching does not change results,
+// line count and order are kept, empty lines stay empty, long lines are truncated.
+#include <catch2/catch.hpp>
+
+#include "decode/translator.hpp"
+#include "models/factory.hpp"
+#include "util/text_lines.hpp"
+
+using namespace heed;
+
+namespace {
+
+const Tokenizers& sample_tokenizers() {
+  static const Tokenizers t = [] {
+    TokenizerOptions opts;
+    opts.vocab_size = 400;
+    return Tokenizers::joint(Tokenizer::train(
+        {std::string(HEED_TEST_DATA) + "/text/sample.en", std::string(HEED_TEST_DATA) + "/text/sample.de"}, opts));
+  }();
+  return t;
+}
+
+std::unique_ptr<Seq2Seq> tiny_gru() {
+  ModelConfig c;
+  c.gru.emb_dim = 16;
+  c.gru.enc_hidden = 16;
+  c.gru.dec_hidden = 16;
+  c.gru.attn_dim = 12;
+  c.gru.readout_dim = 16;
+  const int v = sample_tokenizers().source().vocab_size();
+  return make_model(c, v, v, 7);
+}
+
+std::vector<std::string> sample_lines(size_t n) {
+  auto all = read_lines_utf8(std::string(HEED_TEST_DATA) + "/text/sample.en");
+  all.resize(n);
+  return all;
+}
+
+SearchOptions short_search(int beam) {
+  SearchOptions s;
+  s.beam = beam;
+  s.nbest = beam;
+  s.max_length_ratio = 0.5f;  // random weights rarely choose </s>: keep outputs short
+  s.max_length_offset = 2;
+  return s;
+}
+
+void check_same(const std::vector<TranslationResult>& a, const std::vector<TranslationResult>& b) {
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    REQUIRE(a[i].nbest.size() == b[i].nbest.size());
+    for (size_t k = 0; k < a[i].nbest.size(); ++k) {
+      INFO("line " << i << ", hypothesis " << k);
+      CHECK(a[i].nbest[k].text == b[i].nbest[k].text);
+      CHECK(a[i].nbest[k].tokens == b[i].nbest[k].tokens);
+      CHECK(a[i].nbest[k].score == Approx(b[i].nbest[k].score).margin(1e-5));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("translating line by line and in batches gives identical output", "[translator]") {
+  auto model = tiny_gru();
+  const auto lines = sample_lines(24);
+  const SearchOptions search = short_search(3);
+  BatchingOptions one_by_one;
+  one_by_one.batch_size = 1;
+  const auto expected = translate_lines(*model, sample_tokenizers(), lines, search, one_by_one);
+  BatchingOptions by_sentences;
+  by_sentences.batch_size = 10;
+  check_same(translate_lines(*model, sample_tokenizers(), lines, search, by_sentences), expected);
+  BatchingOptions by_tokens;
+  by_tokens.batch_tokens = 150;
+  check_same(translate_lines(*model, sample_tokenizers(), lines, search, by_tokens), expected);
+  for (const auto& r : expected) {
+    REQUIRE(r.nbest.size() == 3);
+    CHECK_FALSE(r.nbest[0].tokens.empty());
+  }
+}
+
+TEST_CASE("line count and order are kept; empty lines give empty translations", "[translator]") {
+  auto model = tiny_gru();
+  auto lines = sample_lines(6);
+  lines.insert(lines.begin() + 2, "");
+  lines.insert(lines.begin(), "");
+  lines.push_back("");
+  BatchingOptions batching;
+  batching.batch_size = 4;
+  const auto results = translate_lines(*model, sample_tokenizers(), lines, short_search(2), batching);
+  REQUIRE(results.size() == lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    INFO("line " << i);
+    if (lines[i].empty()) {
+      REQUIRE(results[i].nbest.size() == 1);
+      CHECK(results[i].nbest[0].text.empty());
+      CHECK(results[i].nbest[0].score == 0);
+      continue;
+    }
+    const auto alone = translate_lines(*model, sample_tokenizers(), {lines[i]}, short_search(2), batching);
+    CHECK(results[i].nbest[0].text == alone[0].nbest[0].text);
+    CHECK(results[i].source_tokens.size() == sample_tokenizers().source().encode(lines[i]).size());
+  }
+}
+
+TEST_CASE("inputs longer than the limit are truncated and flagged", "[translator]") {
+  auto model = tiny_gru();
+  const std::vector<std::string> lines = {"a b", "this line has many more words than the limit allows"};
+  BatchingOptions batching;
+  batching.max_input_length = 4;
+  const auto results = translate_lines(*model, sample_tokenizers(), lines, short_search(1), batching);
+  CHECK_FALSE(results[0].truncated);
+  CHECK(results[0].source_tokens.size() == 2);
+  CHECK(results[1].truncated);
+  CHECK(results[1].source_tokens.size() == 4);
+  CHECK(results[1].original_length == int(sample_tokenizers().source().encode(lines[1]).size()));
+  // the output length limit follows the truncated source: ceil(0.5 · 4) + 2
+  CHECK(results[1].nbest[0].tokens.size() <= 4);
+}
+
+TEST_CASE("translation keeps the model's training flag", "[translator]") {
+  auto model = tiny_gru();
+  model->set_training(true);
+  translate_lines(*model, sample_tokenizers(), {"hello"}, short_search(1), BatchingOptions{});
+  CHECK(model->training());
+}
