@@ -32,24 +32,26 @@ awk 'BEGIN { srand(7) }
 }' "$work/ref.txt" > "$work/hyp.txt"
 
 median() { sort -n | awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
-time_runs() {  # prints one wall time (seconds) per run
+time_runs() {  # prints "wall cpu" seconds per run (cpu = user + sys)
   for ((r = 0; r < runs; r++)); do
-    local t0 t1
-    t0=$(date +%s.%N)
-    "$@" > "$work/out.txt"
-    t1=$(date +%s.%N)
-    echo "$t1 - $t0" | bc -l
+    /usr/bin/time -f "%e %U %S" -o "$work/time.txt" "$@" > "$work/out.txt"
+    awk '{ printf "%s %.2f\n", $1, $2 + $3 }' "$work/time.txt"
   done
 }
+median_of() { awk -v col="$1" '{ print $col }' "$2" | median; }
 
 echo "lines: $(wc -l < "$work/hyp.txt") hyp, $(wc -l < "$work/ref.txt") ref; runs: $runs"
 echo "load: $(uptime)"
-heed_median=$(time_runs taskset -c 0 "$heed" -q --threads 1 bleu "$work/ref.txt" -i "$work/hyp.txt" | median)
-echo "heed bleu:      median ${heed_median}s   $(cat "$work/out.txt")"
+time_runs taskset -c 0 "$heed" -q --threads 1 bleu "$work/ref.txt" -i "$work/hyp.txt" > "$work/heed_times.txt"
+heed_wall=$(median_of 1 "$work/heed_times.txt")
+heed_cpu=$(median_of 2 "$work/heed_times.txt")
+echo "heed bleu:  median wall ${heed_wall}s, cpu ${heed_cpu}s   $(cat "$work/out.txt")"
 if python3 -c 'import sacrebleu' 2>/dev/null; then
-  sb_median=$(time_runs taskset -c 0 python3 -m sacrebleu "$work/ref.txt" -i "$work/hyp.txt" -m bleu -f text | median)
-  echo "sacrebleu:      median ${sb_median}s   $(cat "$work/out.txt")"
-  echo "ratio sacrebleu/heed: $(echo "$sb_median / $heed_median" | bc -l | cut -c1-6)"
+  time_runs taskset -c 0 python3 -m sacrebleu "$work/ref.txt" -i "$work/hyp.txt" -m bleu -f text > "$work/sb_times.txt"
+  sb_wall=$(median_of 1 "$work/sb_times.txt")
+  sb_cpu=$(median_of 2 "$work/sb_times.txt")
+  echo "sacrebleu:  median wall ${sb_wall}s, cpu ${sb_cpu}s   $(cat "$work/out.txt")"
+  echo "ratio sacrebleu/heed (wall medians): $(echo "$sb_wall / $heed_wall" | bc -l | cut -c1-6)"
 else
   echo "sacrebleu: not installed (python3 -c 'import sacrebleu' failed); heed's time only"
 fi

@@ -62,12 +62,17 @@ std::string tokenize_regexp(const std::string& line) {
     }
   }
   auto not_digit = [](char c) { return !is_digit(c); };
-  // ([^0-9])([\.,]) -> '\1 \2 '
-  s = substitute_pair(s, not_digit, is_period_or_comma, false, true);
-  // ([\.,])([^0-9]) -> ' \1 \2'
-  s = substitute_pair(s, is_period_or_comma, not_digit, true, false);
-  // ([0-9])(-) -> '\1 \2 '
-  s = substitute_pair(s, is_digit, [](char c) { return c == '-'; }, false, true);
+  // The remaining rules can only match where their punctuation occurs (skipping them is exact).
+  if (s.find_first_of(".,") != std::string::npos) {
+    // ([^0-9])([\.,]) -> '\1 \2 '
+    s = substitute_pair(s, not_digit, is_period_or_comma, false, true);
+    // ([\.,])([^0-9]) -> ' \1 \2'
+    s = substitute_pair(s, is_period_or_comma, not_digit, true, false);
+  }
+  if (s.find('-') != std::string::npos) {
+    // ([0-9])(-) -> '\1 \2 '
+    s = substitute_pair(s, is_digit, [](char c) { return c == '-'; }, false, true);
+  }
   return collapse_whitespace(s);
 }
 
