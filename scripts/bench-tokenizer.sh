@@ -34,7 +34,8 @@ work=$(mktemp -d)
 [ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$work"' EXIT
 cat "${train_files[@]}" > "$work/base.txt"
 base_lines=$(wc -l < "$work/base.txt")
-while :; do cat "$work/base.txt"; done | head -n 1000000 > "$work/1m.txt" || true
+copies=$(( (1000000 + base_lines - 1) / base_lines ))
+for ((i = 0; i < copies; ++i)); do cat "$work/base.txt"; done | head -n 1000000 > "$work/1m.txt" || true
 
 seconds() {  # seconds a command takes (its output discarded)
   local start end
