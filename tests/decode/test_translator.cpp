@@ -77,6 +77,11 @@ TEST_CASE("translating line by line and in batches gives identical output", "[tr
   for (const auto& r : expected) {
     REQUIRE(r.nbest.size() == 3);
     CHECK_FALSE(r.nbest[0].tokens.empty());
+    CHECK(r.nbest[0].tokens != r.nbest[1].tokens);
+    CHECK(r.nbest[1].tokens != r.nbest[2].tokens);
+    CHECK(r.nbest[0].tokens != r.nbest[2].tokens);
+    CHECK(r.nbest[0].score >= r.nbest[1].score);
+    CHECK(r.nbest[1].score >= r.nbest[2].score);
   }
 }
 
