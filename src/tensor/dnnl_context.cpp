@@ -23,7 +23,7 @@ dnnl::memory dense_memory(const Tensor& t) {
 }
 
 PrimitiveCache& cache() {
-  static PrimitiveCache c;
+  thread_local PrimitiveCache c;
   return c;
 }
 

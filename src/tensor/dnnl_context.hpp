@@ -3,7 +3,6 @@
 // by a key (shape, transposes, attributes) and creates none after the first steps.
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include <functional>
 #include <string>
 #include <unordered_map>
 
@@ -19,7 +18,8 @@ dnnl::memory memory(const dnnl::memory::dims& dims, const dnnl::memory::dims& st
 dnnl::memory dense_memory(const Tensor& t);  // dims = t's shape, dense strides
 dnnl::memory::dims dims_of(const Shape& shape);
 
-// Cached primitive by key; `make` runs only on a miss. Thread-local like the tape.
+// Cached primitive by key; `make` runs only on a miss. Thread-local like the tape (entries may
+// hold memory objects that a call re-points at its buffers, so threads must not share them).
 template <class Primitive, class PrimitiveDesc>
 struct Cached {
   PrimitiveDesc pd;
@@ -32,8 +32,8 @@ struct PrimitiveCache {
 };
 PrimitiveCache& cache();
 
-template <class Entry>
-Entry& cached(const std::string& key, const std::function<Entry()>& make) {
+template <class Entry, class Make>
+Entry& cached(const std::string& key, Make&& make) {
   auto& c = cache();
   auto it = c.entries.find(key);
   if (it == c.entries.end()) {

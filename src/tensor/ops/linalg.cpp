@@ -11,9 +11,14 @@ namespace heed {
 namespace {
 using dnnl::memory;
 
+// A primitive with its memory objects and argument map, built once per key: a call only points
+// the memory objects at this call's buffers (set_data_handle), so no dnnl::memory or map is
+// created per call.
 struct MatmulEntry {
   dnnl::matmul::primitive_desc pd;
   dnnl::matmul prim;
+  memory src, weights, dst, bias;
+  std::unordered_map<int, memory> args;
 };
 
 // Logical [batch, rows, cols] view of a dense tensor that may be read transposed.
@@ -41,12 +46,11 @@ Operand operand(const Tensor& t, bool trans, int64_t batch_of_result) {
   return o;
 }
 
-std::string dims_key(const memory::dims& d, const memory::dims& s) {
-  std::string k;
-  for (auto x : d) k += std::to_string(x) + ",";
-  k += "/";
-  for (auto x : s) k += std::to_string(x) + ",";
-  return k;
+// Appends dims' raw bytes (and their count) to a cache key: building the key costs one small
+// allocation, where decimal formatting cost about as much as a small matmul's setup.
+void append_dims(std::string& key, const memory::dims& d) {
+  key.push_back(static_cast<char>(d.size()));
+  key.append(reinterpret_cast<const char*>(d.data()), d.size() * sizeof(memory::dim));
 }
 
 void run_matmul(const Tensor& c, const Tensor& a, bool ta, const Tensor& b, bool tb, const Tensor* bias,
@@ -64,8 +68,12 @@ void run_matmul(const Tensor& c, const Tensor& a, bool ta, const Tensor& b, bool
   memory::dims bias_dims = batched ? memory::dims{1, 1, ob.cols} : memory::dims{1, ob.cols};
   memory::dims bias_strides = batched ? memory::dims{ob.cols, ob.cols, 1} : memory::dims{ob.cols, 1};
 
-  std::string key = "matmul:" + dims_key(oa.dims, oa.strides) + "|" + dims_key(ob.dims, ob.strides) + "|" +
-                    dims_key(cdims, cstrides) + (bias ? "|bias" : "") + (accumulate ? "|acc" : "");
+  std::string key;
+  key.reserve(160);
+  key = "matmul#";
+  for (const auto* d : {&oa.dims, &oa.strides, &ob.dims, &ob.strides, &cdims, &cstrides}) append_dims(key, *d);
+  key.push_back(bias ? 'b' : '-');
+  key.push_back(accumulate ? 'a' : '-');
   auto& e = dnnl_ctx::cached<MatmulEntry>(key, [&] {
     memory::desc amd(oa.dims, memory::data_type::f32, oa.strides);
     memory::desc bmd(ob.dims, memory::data_type::f32, ob.strides);
@@ -79,15 +87,21 @@ void run_matmul(const Tensor& c, const Tensor& a, bool ta, const Tensor& b, bool
     auto desc = bias ? dnnl::matmul::desc(amd, bmd, memory::desc(bias_dims, memory::data_type::f32, bias_strides), cmd)
                      : dnnl::matmul::desc(amd, bmd, cmd);
     dnnl::matmul::primitive_desc pd(desc, attr, dnnl_ctx::engine());
-    return MatmulEntry{pd, dnnl::matmul(pd)};
+    auto& eng = dnnl_ctx::engine();
+    MatmulEntry entry{pd, dnnl::matmul(pd), memory(pd.src_desc(), eng, nullptr),
+                      memory(pd.weights_desc(), eng, nullptr), memory(pd.dst_desc(), eng, nullptr), memory(), {}};
+    entry.args = {{DNNL_ARG_SRC, entry.src}, {DNNL_ARG_WEIGHTS, entry.weights}, {DNNL_ARG_DST, entry.dst}};
+    if (bias) {
+      entry.bias = memory(pd.bias_desc(), eng, nullptr);
+      entry.args.emplace(DNNL_ARG_BIAS, entry.bias);
+    }
+    return entry;
   });
-  auto& eng = dnnl_ctx::engine();
-  std::unordered_map<int, memory> args{
-      {DNNL_ARG_SRC, memory(e.pd.src_desc(), eng, a.data())},
-      {DNNL_ARG_WEIGHTS, memory(e.pd.weights_desc(), eng, b.data())},
-      {DNNL_ARG_DST, memory(e.pd.dst_desc(), eng, c.data())}};
-  if (bias) args.emplace(DNNL_ARG_BIAS, memory(e.pd.bias_desc(), eng, bias->data()));
-  e.prim.execute(dnnl_ctx::stream(), args);
+  e.src.set_data_handle(a.data());
+  e.weights.set_data_handle(b.data());
+  e.dst.set_data_handle(c.data());
+  if (bias) e.bias.set_data_handle(bias->data());
+  e.prim.execute(dnnl_ctx::stream(), e.args);
   dnnl_ctx::stream().wait();
 }
 
