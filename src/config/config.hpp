@@ -80,6 +80,7 @@ struct TrainingConfig {
   float clip_norm = 1.0f;  // 0 = off
   float label_smoothing = 0.1f;
   int batch_tokens = 2000;
+  std::string batch_unit = "padded";  // what batch_tokens counts: padded | target (labels incl. </s>)
   int accumulate = 1;
   int max_epochs = 0;  // 0 = no limit
   int max_steps = 0;   // 0 = no limit

@@ -51,7 +51,9 @@ json range_schema(const char* type, const Range& r) {
   json s = {{"type", type}};
   if (r.lo != -kInf) s[r.lo_open ? "exclusiveMinimum" : "minimum"] = r.lo;
   if (r.hi != kInf) s[r.hi_open ? "exclusiveMaximum" : "maximum"] = r.hi;
-  if (s.contains("minimum") && s["minimum"] == std::floor(r.lo)) s["minimum"] = static_cast<long long>(r.lo);
+  for (const char* bound : {"minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"})
+    if (s.contains(bound) && s[bound].get<double>() == std::floor(s[bound].get<double>()))
+      s[bound] = static_cast<long long>(s[bound].get<double>());
   return s;
 }
 
@@ -247,10 +249,11 @@ const std::vector<Field>& table() {
       number("training.weight_decay", HEED_AT(training.weight_decay), at_least(0), "Weight decay (L2 for adam, decoupled for adamw)."),
       choice("training.schedule", HEED_AT(training.schedule), {"constant", "inverse-sqrt", "linear", "cosine"}, "Learning-rate schedule after warmup."),
       integer("training.warmup_steps", HEED_AT(training.warmup_steps), at_least(0), "Steps of linear warmup from 0 to learning_rate (inverse-sqrt needs >= 1)."),
-      number("training.min_learning_rate", HEED_AT(training.min_learning_rate), at_least(0), "Floor of the learning rate for linear and cosine decay."),
+      number("training.min_learning_rate", HEED_AT(training.min_learning_rate), at_least(0), "Lowest learning rate the linear and cosine schedules decay to."),
       number("training.clip_norm", HEED_AT(training.clip_norm), at_least(0), "Clip the global gradient norm to this; 0 = off."),
       number("training.label_smoothing", HEED_AT(training.label_smoothing), fraction_below_one(), "Label smoothing of the cross-entropy loss."),
-      integer("training.batch_tokens", HEED_AT(training.batch_tokens), at_least(1), "Target tokens per batch."),
+      integer("training.batch_tokens", HEED_AT(training.batch_tokens), at_least(1), "Approximate number of tokens per training batch."),
+      choice("training.batch_unit", HEED_AT(training.batch_unit), {"padded", "target"}, "What batch_tokens counts: padded positions max(B*S, B*T), or target labels incl. </s> (the PyTorch reference's batches)."),
       integer("training.accumulate", HEED_AT(training.accumulate), at_least(1), "Batches whose gradients are summed per update."),
       integer("training.max_epochs", HEED_AT(training.max_epochs), at_least(0), "Stop after this many epochs; 0 = no limit."),
       integer("training.max_steps", HEED_AT(training.max_steps), at_least(0), "Stop after this many updates; 0 = no limit."),
@@ -259,12 +262,12 @@ const std::vector<Field>& table() {
       integer("training.validate_every", HEED_AT(training.validate_every), at_least(1), "Validate every this many updates."),
       choice("training.validation_metric", HEED_AT(training.validation_metric), {"bleu", "cross-entropy"}, "Metric that picks the best checkpoint and drives patience."),
       integer("training.log_every", HEED_AT(training.log_every), at_least(1), "Log progress every this many updates."),
-      integer("training.keep_last", HEED_AT(training.keep_last), at_least(1), "Checkpoints kept (besides the best one)."),
+      integer("training.keep_last", HEED_AT(training.keep_last), at_least(1), "Number of most recent checkpoints kept."),
       integer("training.max_bad_steps", HEED_AT(training.max_bad_steps), at_least(1), "Give up after this many consecutive updates with a non-finite loss or gradient."),
       boolean("training.resume", HEED_AT(training.resume), "Continue from the last checkpoint in model_dir."),
 
       integer("decoding.beam", HEED_AT(decoding.beam), at_least(1), "Beam size (1 = greedy)."),
-      number("decoding.length_penalty", HEED_AT(decoding.length_penalty), at_least(0), "Length penalty exponent: score / length^alpha; 0 = off."),
+      number("decoding.length_penalty", HEED_AT(decoding.length_penalty), at_least(0), "Length penalty alpha for beam search; 0 = no length normalisation."),
       number("decoding.max_length_ratio", HEED_AT(decoding.max_length_ratio), above(0), "Output length limit: max_length_ratio * source length + max_length_offset."),
       integer("decoding.max_length_offset", HEED_AT(decoding.max_length_offset), at_least(0), "See decoding.max_length_ratio."),
       integer("decoding.batch_size", HEED_AT(decoding.batch_size), at_least(1), "Sentences per batch."),

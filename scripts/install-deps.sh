@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs everything heed's build, tests and demo need, from Debian 12 packages.
+# Non-interactive and idempotent: running it again changes nothing.
+set -euo pipefail
+
+packages=(
+  g++ cmake make           # toolchain (Debian 12: GCC 12, CMake 3.25)
+  libdnnl-dev              # oneDNN 2.6: the math kernels
+  ocl-icd-opencl-dev       # asked for by oneDNN's CMake config
+  libcli11-dev             # command line
+  libspdlog-dev            # logging
+  nlohmann-json3-dev       # configs, tokenizer and model metadata
+  catch2                   # tests (Catch2 v2)
+)
+
+as_root=()
+if [ "$(id -u)" -ne 0 ]; then as_root=(sudo); fi
+
+export DEBIAN_FRONTEND=noninteractive
+"${as_root[@]}" apt-get update
+"${as_root[@]}" apt-get install -y --no-install-recommends "${packages[@]}"
