@@ -15,13 +15,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A scratch directory for this process, removed at exit.
+struct ScratchDir {
+  fs::path path = fs::temp_directory_path() / ("heed_test_config_" + std::to_string(getpid()));
+  ScratchDir() { fs::create_directories(path); }
+  ~ScratchDir() { std::error_code ignored; fs::remove_all(path, ignored); }
+};
+
 fs::path temp_dir() {
-  static fs::path dir = [] {
-    auto d = fs::temp_directory_path() / ("heed_test_config_" + std::to_string(getpid()));
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir;
+  static ScratchDir dir;
+  return dir.path;
 }
 
 std::string write_temp(const std::string& name, const std::string& text) {
