@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "data/batching.hpp"
@@ -17,8 +18,10 @@
 #include "train/progress.hpp"
 #include "train/schedule.hpp"
 #include "train/trainer_state.hpp"
+#include "train/update.hpp"
 #include "train/validation.hpp"
 #include "util/error.hpp"
+#include "util/atomic_file.hpp"
 #include "util/interrupt.hpp"
 
 namespace fs = std::filesystem;
@@ -77,6 +80,31 @@ class MetricsLog {
   std::ofstream out_;
 };
 
+// metrics.jsonl: a new run starts it afresh; a resumed one keeps the records up to the step it
+// resumes at (those after it, from the lost end of a killed run, are about to be redone) and
+// drops a line a kill cut short.
+void prepare_metrics_log(const std::string& path, bool resume, int64_t step) {
+  if (!fs::exists(path)) return;
+  if (!resume) {
+    fs::remove(path);
+    return;
+  }
+  std::string kept;
+  std::istringstream lines(read_file(path));
+  for (std::string line; std::getline(lines, line);) {
+    const auto record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (record.is_object() && record.value("step", int64_t{-1}) <= step) kept += line + '\n';
+  }
+  write_file_atomic(path, kept);
+}
+
+// Temporary files of atomic writes (NAME.tmp.PID) that a killed run left behind.
+void remove_stale_temporaries(const std::vector<std::string>& dirs) {
+  for (const auto& d : dirs)
+    for (const auto& e : fs::directory_iterator(d))
+      if (e.is_regular_file() && e.path().filename().string().find(".tmp.") != std::string::npos) fs::remove(e.path());
+}
+
 struct Window {  // training statistics since the last log line
   double loss_sum = 0, nll_sum = 0;
   int64_t labels = 0, steps = 0;
@@ -90,14 +118,15 @@ TrainSummary train_model(const TrainOptions& options) {
   const auto& tc = config.training;
   if (config.data.train_src.empty()) throw UsageError("data.train.src: no training files given");
   ModelDir dir(options.model_dir);
-  fs::create_directories(dir.file("checkpoints"));
   const bool resume = options.resume || tc.resume;
   const std::string state_path = dir.file("trainer_state.safetensors");
   if (resume && !fs::exists(state_path))
     throw UsageError("--resume: " + dir.dir + " has no trainer_state.safetensors to resume from");
   if (!resume && fs::exists(state_path))
     throw UsageError(dir.dir + " already holds a training run; use --resume to continue it, or another directory");
+  fs::create_directories(dir.file("checkpoints"));
 
+  remove_stale_temporaries({dir.dir, dir.file("checkpoints")});
   Tokenizers tokenizers = prepare_tokenizers(config, dir, resume);
   tokenizers.save(dir.file("tokenizer.json"));
   save_config(config, dir.file("config.json"));
@@ -122,7 +151,7 @@ TrainSummary train_model(const TrainOptions& options) {
 
   Adam adam(params, {tc.beta1, tc.beta2, tc.eps, tc.weight_decay, tc.optimizer == "adamw"});
   ScheduleOptions schedule{tc.schedule, tc.learning_rate, tc.warmup_steps, tc.min_learning_rate, tc.max_steps};
-  BatchIterator batches(train.corpus, tc.batch_tokens, config.seed);
+  BatchIterator batches(train.corpus, tc.batch_tokens, config.seed, parse_batch_unit(tc.batch_unit));
   TrainerProgress progress;
   if (resume) {
     progress = load_trainer_state(state_path, params, adam);
@@ -131,6 +160,7 @@ TrainSummary train_model(const TrainOptions& options) {
     spdlog::info("resumed at step {} (epoch {}, batch {})", progress.step, progress.epoch + 1, progress.batch_index);
   }
   const bool higher_is_better = tc.validation_metric == "bleu";
+  prepare_metrics_log(dir.file("metrics.jsonl"), resume, progress.step);
   MetricsLog metrics(dir.file("metrics.jsonl"));
   const auto session_start = Clock::now();
   auto elapsed = [&] { return progress.elapsed_seconds + seconds_between(session_start, Clock::now()); };
@@ -158,7 +188,7 @@ TrainSummary train_model(const TrainOptions& options) {
     spdlog::info("{}", text);
   };
 
-  bool stop_early = false;
+  bool stop_early = tc.patience > 0 && progress.validations_without_improvement >= tc.patience;
   auto run_validation = [&] {
     if (!validator) return;
     model->set_training(false);
@@ -179,15 +209,18 @@ TrainSummary train_model(const TrainOptions& options) {
                        {"elapsed", elapsed()}, {"best", improved}};
     if (r.has_bleu) rec["bleu"] = r.bleu;
     metrics.write(rec);
+    progress.validated_step = progress.step;
     if (tc.patience > 0 && progress.validations_without_improvement >= tc.patience) stop_early = true;
   };
 
-  const int V = model->target_vocab();
   Window window;
   double last_loss = 0;
   int bad_steps = 0;
   std::string stop_reason;
   try {
+    // A validation that an interrupt cut short is run now, so the best model stays the same.
+    if (resume && validator && progress.step % tc.validate_every == 0 && progress.validated_step != progress.step)
+      run_validation();
     for (;;) {
       if (tc.max_steps > 0 && progress.step >= tc.max_steps) { stop_reason = "max_steps"; break; }
       if (tc.max_epochs > 0 && batches.epoch() >= tc.max_epochs) { stop_reason = "max_epochs"; break; }
@@ -196,35 +229,20 @@ TrainSummary train_model(const TrainOptions& options) {
       throw_if_interrupted();
 
       std::vector<Batch> group;
-      int64_t labels = 0;
-      for (int k = 0; k < tc.accumulate; ++k) {
-        group.push_back(batches.next());
-        labels += group.back().num_labels();
-      }
+      for (int k = 0; k < tc.accumulate; ++k) group.push_back(batches.next());
       model->set_training(true);
-      CrossEntropyStats stats;
-      for (const Batch& b : group) {
-        Var logits = model->forward(b);
-        Var loss = cross_entropy(reshape(logits, {-1, V}), b.tgt_out, 0, tc.label_smoothing,
-                                 static_cast<float>(labels), &stats);
-        backward(loss);
-      }
-      const double norm = global_grad_norm(params);
-      if (!std::isfinite(norm) || !std::isfinite(stats.loss_sum)) {
-        params.zero_grad();
+      const CrossEntropyStats stats = accumulate_gradients(*model, group, tc.label_smoothing);
+      const float lr = learning_rate_at(progress.step + 1, schedule);
+      if (!apply_update(params, adam, stats.loss_sum, tc.clip_norm, lr).applied) {
         ++bad_steps;
-        log_line(fmt::format("step {}: non-finite loss or gradient, update skipped ({} in a row)", progress.step + 1,
-                             bad_steps));
+        bar.clear();
+        spdlog::warn("step {}: non-finite loss or gradient, update skipped ({} in a row)", progress.step + 1, bad_steps);
         if (bad_steps >= tc.max_bad_steps)
           throw Error("training diverged: " + std::to_string(bad_steps) +
                       " consecutive updates with non-finite loss or gradients (training.max_bad_steps)");
         continue;
       }
       bad_steps = 0;
-      if (tc.clip_norm > 0) clip_grad_norm(params, norm, tc.clip_norm);
-      const float lr = learning_rate_at(progress.step + 1, schedule);
-      adam.step(lr);
-      params.zero_grad();
       ++progress.step;
 
       window.loss_sum += stats.loss_sum;
@@ -254,6 +272,10 @@ TrainSummary train_model(const TrainOptions& options) {
         save_checkpoint();
       }
     }
+    if (validator ? progress.validated_step != progress.step : progress.step % tc.validate_every != 0) {
+      run_validation();
+      save_checkpoint();
+    }
   } catch (const Interrupted&) {
     bar.clear();
     save_checkpoint();
@@ -262,10 +284,6 @@ TrainSummary train_model(const TrainOptions& options) {
   }
   bar.clear();
   if (window.labels > 0) last_loss = window.loss_sum / window.labels;
-  if (progress.step % tc.validate_every != 0) {
-    run_validation();
-    save_checkpoint();
-  }
   spdlog::info("training stopped ({}) after {} steps, {}", stop_reason, progress.step, format_duration(elapsed()));
   return {progress.step, last_loss, progress.best_metric, stop_reason};
 }

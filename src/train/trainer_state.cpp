@@ -59,7 +59,8 @@ void save_trainer_state(const std::string& path, const ParameterSet& params, con
                    {"elapsed_seconds", exact(p.elapsed_seconds)},
                    {"best_metric", exact(p.best_metric)},
                    {"has_best", p.has_best ? "1" : "0"},
-                   {"validations_without_improvement", std::to_string(p.validations_without_improvement)}};
+                   {"validations_without_improvement", std::to_string(p.validations_without_improvement)},
+                   {"validated_step", std::to_string(p.validated_step)}};
   write_safetensors(path, file);
 }
 
@@ -86,6 +87,7 @@ TrainerProgress load_trainer_state(const std::string& path, const ParameterSet& 
   p.best_metric = meta<double>(file, path, "best_metric");
   p.has_best = meta<int64_t>(file, path, "has_best") != 0;
   p.validations_without_improvement = meta<int64_t>(file, path, "validations_without_improvement");
+  p.validated_step = meta<int64_t>(file, path, "validated_step");
   return p;
 }
 

@@ -20,6 +20,7 @@ struct TrainerProgress {
   double best_metric = 0;
   bool has_best = false;
   int64_t validations_without_improvement = 0;
+  int64_t validated_step = 0;  // step of the last finished dev validation
 };
 
 void save_trainer_state(const std::string& path, const ParameterSet& params, const Adam& adam,

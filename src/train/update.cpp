@@ -1,0 +1,31 @@
+#include "train/update.hpp"
+
+#include <cmath>
+
+namespace heed {
+
+CrossEntropyStats accumulate_gradients(Seq2Seq& model, const std::vector<Batch>& group, float label_smoothing) {
+  int64_t labels = 0;
+  for (const Batch& b : group) labels += b.num_labels();
+  const int V = model.target_vocab();
+  CrossEntropyStats stats;
+  for (const Batch& b : group) {
+    Var logits = model.forward(b);
+    backward(cross_entropy(reshape(logits, {-1, V}), b.tgt_out, 0, label_smoothing, static_cast<float>(labels), &stats));
+  }
+  return stats;
+}
+
+UpdateOutcome apply_update(const ParameterSet& params, Adam& adam, double loss_sum, float clip_norm, float lr) {
+  UpdateOutcome out;
+  out.grad_norm = global_grad_norm(params);
+  out.applied = std::isfinite(out.grad_norm) && std::isfinite(loss_sum);
+  if (out.applied) {
+    if (clip_norm > 0) clip_grad_norm(params, out.grad_norm, clip_norm);
+    adam.step(lr);
+  }
+  params.zero_grad();
+  return out;
+}
+
+}  // namespace heed

@@ -1,0 +1,27 @@
+#pragma once
+// One optimizer update of the training loop, split out so it can be tested on its own:
+// gradients accumulated over a group of batches, then (if finite) clipped and applied.
+#include <vector>
+
+#include "models/batch.hpp"
+#include "models/seq2seq.hpp"
+#include "tensor/ops.hpp"
+#include "train/optimizer.hpp"
+
+namespace heed {
+
+// Forward and backward of every batch of `group` (gradient accumulation). Each batch's loss is
+// divided by the label count of the whole group, so the accumulated gradient is that of the mean
+// loss per label over all of them, as if they were one batch.
+CrossEntropyStats accumulate_gradients(Seq2Seq& model, const std::vector<Batch>& group, float label_smoothing);
+
+struct UpdateOutcome {
+  bool applied = false;  // false: loss or gradient was NaN/Inf, nothing changed but the gradients
+  double grad_norm = 0;  // before clipping
+};
+
+// When the loss sum and the global gradient norm are finite: clips to clip_norm (0 = off) and
+// takes an Adam step with lr. Either way the gradients are zeroed afterwards.
+UpdateOutcome apply_update(const ParameterSet& params, Adam& adam, double loss_sum, float clip_norm, float lr);
+
+}  // namespace heed

@@ -1,0 +1,94 @@
+// `heed train` refusals and failures: each a one-line error with the right exit code, never a
+// crash. Resuming without a state, training over an existing run, a truncated trainer state or
+// model file, and a diverging run (non-finite loss) that stops after training.max_bad_steps.
+#include <catch2/catch.hpp>
+
+#include "train_fixture.hpp"
+
+using namespace heed::test;
+
+namespace {
+struct TrainedDir {
+  TempDir dir{"train-errors"};
+  std::string config, model;
+  TrainedDir() {
+    write_reverse_corpus(dir.path.string(), "train", 60, 13);
+    config = write_tiny_config(dir.path.string(), {{"max_steps", 5}});
+    model = dir / "model";
+    Result r = run(kHeed + " --threads 1 train -c " + config + " -m " + model, dir / "first");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+  }
+};
+
+void write_prefix(const std::string& path, const std::string& bytes, size_t keep) {
+  REQUIRE(bytes.size() > keep);
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes.substr(0, keep);
+}
+}  // namespace
+
+TEST_CASE("heed train: --resume without a trainer state, or a second run into a used directory, exit 2") {
+  TrainedDir t;
+  Result r = run(kHeed + " --threads 1 train -c " + t.config + " -m " + t.model, t.dir / "again");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("heed: error: " + t.model + " already holds a training run; use --resume") != std::string::npos);
+
+  const std::string empty = t.dir / "empty";
+  r = run(kHeed + " --threads 1 train --resume -c " + t.config + " -m " + empty, t.dir / "no-state");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("has no trainer_state.safetensors to resume from") != std::string::npos);
+
+  r = run(kHeed + " --threads 1 train --resume -m " + empty, t.dir / "no-config");
+  CHECK(r.exit_code != 0);
+  CHECK(r.err.find("config.json") != std::string::npos);
+
+  r = run(kHeed + " --threads 1 train", t.dir / "nothing");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("give a config with -c") != std::string::npos);
+}
+
+TEST_CASE("heed train --resume: a truncated trainer state is a clear error, exit 1") {
+  TrainedDir t;
+  const std::string state = t.model + "/trainer_state.safetensors";
+  const std::string bytes = slurp(state);
+  for (size_t keep : {size_t{4}, size_t{100}, bytes.size() / 2, bytes.size() - 1}) {
+    INFO("kept " << keep << " of " << bytes.size() << " bytes");
+    write_prefix(state, bytes, keep);
+    Result r = run(kHeed + " --threads 1 train --resume -m " + t.model + " --set training.max_steps=8", t.dir / "cut");
+    INFO(r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("heed: error: " + state + ": ") != std::string::npos);
+  }
+  // the intact file resumes: the errors above came from the cuts
+  std::ofstream(state, std::ios::binary | std::ios::trunc) << bytes;
+  Result r = run(kHeed + " --threads 1 train --resume -m " + t.model + " --set training.max_steps=8", t.dir / "whole");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+}
+
+TEST_CASE("heed translate: a truncated model.safetensors is a clear error, exit 1") {
+  TrainedDir t;
+  const std::string weights = t.model + "/model.safetensors";
+  write_prefix(weights, slurp(weights), slurp(weights).size() / 2);
+  Result r = run("echo 'kalo mimi' | " + kHeed + " --threads 1 translate -m " + t.model, t.dir / "translate");
+  INFO(r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("heed: error: " + weights + ": ") != std::string::npos);
+  CHECK(r.out.empty());
+}
+
+TEST_CASE("heed train: a non-finite loss skips updates, then stops after max_bad_steps, exit 1") {
+  TempDir dir("train-diverge");
+  write_reverse_corpus(dir.path.string(), "train", 60, 14);
+  // Adam moves every parameter by about the learning rate: after one step of 3e38 (near the float
+  // maximum) the output layer's sums overflow to ±Inf, and the loss is NaN from then on.
+  const std::string config = write_tiny_config(
+      dir.path.string(), {{"learning_rate", 3e38}, {"max_steps", 50}, {"max_bad_steps", 3}, {"clip_norm", 0}});
+  Result r = run(kHeed + " --threads 1 train -c " + config + " -m " + (dir / "model"), dir / "log");
+  INFO(r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("[warning] step 2: non-finite loss or gradient, update skipped (1 in a row)") != std::string::npos);
+  CHECK(r.err.find("update skipped (3 in a row)") != std::string::npos);
+  CHECK(r.err.find("heed: error: training diverged: 3 consecutive updates with non-finite loss or gradients "
+                   "(training.max_bad_steps)") != std::string::npos);
+}

@@ -1,0 +1,64 @@
+// A short end-to-end run: `heed train` on a tiny reversal corpus lowers the training loss and the
+// dev loss, logs valid metrics.jsonl records, keeps the best model by dev BLEU, and the model
+// directory it writes translates.
+#include <catch2/catch.hpp>
+
+#include "io/safetensors.hpp"
+#include "train_fixture.hpp"
+
+using namespace heed;
+using namespace heed::test;
+
+TEST_CASE("heed train: a short run's loss falls and its model directory translates") {
+  TempDir dir("train-learns");
+  write_reverse_corpus(dir.path.string(), "train", 300, 21);
+  write_reverse_corpus(dir.path.string(), "dev", 20, 22);
+  const std::string config = write_tiny_config(
+      dir.path.string(),
+      {{"max_steps", 150}, {"validate_every", 50}, {"log_every", 10}, {"validation_metric", "bleu"},
+       {"learning_rate", 0.02}},
+      /*with_dev=*/true);
+  const std::string model = dir / "model";
+  Result r = run(kHeed + " --threads 1 train -c " + config + " -m " + model, dir / "train");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+
+  std::vector<double> train_loss, dev_loss, dev_bleu;
+  std::vector<int64_t> valid_steps;
+  int64_t best_step = -1;
+  double best_bleu = -1;
+  std::ifstream metrics(model + "/metrics.jsonl");
+  for (std::string line; std::getline(metrics, line);) {
+    INFO(line);
+    const auto j = nlohmann::json::parse(line);
+    if (j.at("type") == "train") {
+      train_loss.push_back(j.at("loss").get<double>());
+    } else {
+      REQUIRE(j.at("type") == "valid");
+      for (const char* field : {"step", "loss", "nll", "ppl", "elapsed", "best", "bleu"}) CHECK(j.contains(field));
+      dev_loss.push_back(j.at("loss").get<double>());
+      dev_bleu.push_back(j.at("bleu").get<double>());
+      valid_steps.push_back(j.at("step").get<int64_t>());
+      if (j.at("best").get<bool>()) {
+        CHECK(dev_bleu.back() > best_bleu);
+        best_bleu = dev_bleu.back();
+        best_step = valid_steps.back();
+      }
+    }
+  }
+  REQUIRE(train_loss.size() == 15);
+  CHECK(valid_steps == std::vector<int64_t>{50, 100, 150});
+  INFO("train loss first " << train_loss.front() << " last " << train_loss.back());
+  CHECK(train_loss.back() < 0.8 * train_loss.front());
+  CHECK(dev_loss.back() < dev_loss.front());
+  // model.safetensors is the best checkpoint by dev BLEU
+  CHECK(read_safetensors(model + "/model.safetensors").metadata.at("step") == std::to_string(best_step));
+
+  for (const char* file : {"config.json", "tokenizer.json", "model.safetensors", "trainer_state.safetensors"})
+    CHECK(fs::exists(model + "/" + file));
+  Result t = run("head -n 3 " + (dir / "dev.src") + " | " + kHeed + " --threads 1 translate -m " + model,
+                 dir / "translate");
+  INFO(t.err);
+  CHECK(t.exit_code == 0);
+  CHECK(std::count(t.out.begin(), t.out.end(), '\n') == 3);
+}
