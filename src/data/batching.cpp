@@ -18,24 +18,26 @@ void sort_by_length(const ParallelCorpus& corpus, std::vector<size_t>& order) {
   });
 }
 
-// Greedy cut of `order` into batches within the padded-token budget.
+// Greedy cut of `order` into batches within the token budget, counted in `unit`s.
 std::vector<std::vector<size_t>> cut(const ParallelCorpus& corpus, const std::vector<size_t>& order,
-                                     int64_t batch_tokens) {
+                                     int64_t batch_tokens, BatchUnit unit) {
   std::vector<std::vector<size_t>> batches;
   std::vector<size_t> current;
-  int64_t max_src = 0, max_tgt = 0;
+  int64_t max_src = 0, max_tgt = 0, labels = 0;
   for (size_t i : order) {
-    const int64_t s = std::max<int64_t>(max_src, int64_t(corpus.source(i).size()) + 1);
-    const int64_t t = std::max<int64_t>(max_tgt, int64_t(corpus.target(i).size()) + 1);
-    const int64_t padded = int64_t(current.size() + 1) * std::max(s, t);
-    if (!current.empty() && padded > batch_tokens) {
+    const int64_t src = int64_t(corpus.source(i).size()) + 1, tgt = int64_t(corpus.target(i).size()) + 1;
+    const int64_t size = unit == BatchUnit::target
+                             ? labels + tgt
+                             : int64_t(current.size() + 1) * std::max({max_src, max_tgt, src, tgt});
+    if (!current.empty() && size > batch_tokens) {
       batches.push_back(std::move(current));
       current = {};
-      max_src = max_tgt = 0;
+      max_src = max_tgt = labels = 0;
     }
     current.push_back(i);
-    max_src = std::max<int64_t>(max_src, int64_t(corpus.source(i).size()) + 1);
-    max_tgt = std::max<int64_t>(max_tgt, int64_t(corpus.target(i).size()) + 1);
+    max_src = std::max(max_src, src);
+    max_tgt = std::max(max_tgt, tgt);
+    labels += tgt;
   }
   if (!current.empty()) batches.push_back(std::move(current));
   return batches;
@@ -49,13 +51,19 @@ std::vector<size_t> all_indices(const ParallelCorpus& corpus) {
 
 }  // namespace
 
+BatchUnit parse_batch_unit(std::string_view name) {
+  if (name == "padded") return BatchUnit::padded;
+  if (name == "target") return BatchUnit::target;
+  throw UsageError("batch unit must be padded or target, got '" + std::string(name) + "'");
+}
+
 std::vector<std::vector<size_t>> plan_epoch(const ParallelCorpus& corpus, int64_t batch_tokens, uint64_t seed,
-                                            int64_t epoch) {
+                                            int64_t epoch, BatchUnit unit) {
   std::mt19937_64 rng(seed + uint64_t(epoch));
   std::vector<size_t> order = all_indices(corpus);
   shuffle_in_place(order, rng);
   sort_by_length(corpus, order);
-  auto batches = cut(corpus, order, batch_tokens);
+  auto batches = cut(corpus, order, batch_tokens, unit);
   shuffle_in_place(batches, rng);
   return batches;
 }
@@ -63,7 +71,7 @@ std::vector<std::vector<size_t>> plan_epoch(const ParallelCorpus& corpus, int64_
 std::vector<std::vector<size_t>> plan_evaluation(const ParallelCorpus& corpus, int64_t batch_tokens) {
   std::vector<size_t> order = all_indices(corpus);
   sort_by_length(corpus, order);
-  return cut(corpus, order, batch_tokens);
+  return cut(corpus, order, batch_tokens, BatchUnit::padded);
 }
 
 Batch make_corpus_batch(const ParallelCorpus& corpus, const std::vector<size_t>& indices) {
@@ -79,8 +87,8 @@ Batch make_corpus_batch(const ParallelCorpus& corpus, const std::vector<size_t>&
   return batch;
 }
 
-BatchIterator::BatchIterator(const ParallelCorpus& corpus, int64_t batch_tokens, uint64_t seed)
-    : corpus_(corpus), batch_tokens_(batch_tokens), seed_(seed) {
+BatchIterator::BatchIterator(const ParallelCorpus& corpus, int64_t batch_tokens, uint64_t seed, BatchUnit unit)
+    : corpus_(corpus), batch_tokens_(batch_tokens), seed_(seed), unit_(unit) {
   if (corpus.size() == 0) throw Error("the training corpus is empty (every pair was skipped?)");
   if (batch_tokens < 1) throw Error("batch_tokens must be at least 1, got " + std::to_string(batch_tokens));
   seek(0, 0);
@@ -90,7 +98,7 @@ BatchIterator::BatchIterator(const ParallelCorpus& corpus, int64_t batch_tokens,
 void BatchIterator::seek(int64_t epoch, size_t batch_index) {
   if (epoch < 0) throw Error("cannot position the batches at epoch " + std::to_string(epoch));
   if (epoch != planned_epoch_) {
-    plan_ = plan_epoch(corpus_, batch_tokens_, seed_, epoch);
+    plan_ = plan_epoch(corpus_, batch_tokens_, seed_, epoch, unit_);
     planned_epoch_ = epoch;
   }
   if (batch_index >= plan_.size())

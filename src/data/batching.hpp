@@ -5,12 +5,13 @@
 // One epoch (e = 0, 1, ...), with rng = std::mt19937_64(seed + e):
 //   1. shuffle the pair indices (Fisher–Yates, shuffle.hpp): the tie-break of step 2;
 //   2. stable-sort them by (target length, source length), lengths including </s>;
-//   3. cut that sequence greedily into batches: a pair joins the current batch while the padded
-//      size max(B*S, B*T) stays within batch_tokens (a pair alone over the budget is a batch);
+//   3. cut that sequence greedily into batches: a pair joins the current batch while the batch
+//      stays within batch_tokens, counted in `BatchUnit`s (a pair alone over the budget is a batch);
 //   4. shuffle the batches (Fisher–Yates, same rng).
 // Sorting keeps padding small; the lengths sequence after step 2 does not depend on the
 // tie-break, so every epoch has the same number of batches, but their members vary.
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "data/parallel_corpus.hpp"
@@ -18,9 +19,18 @@
 
 namespace heed {
 
+// What batch_tokens counts (config training.batch_unit):
+//   padded: the padded size max(B*S, B*T) of the batch (what the model computes on);
+//   target: its target labels incl. </s>, Σ (m_i + 1), no padding (the PyTorch reference's
+//           --batch-tokens, so the two can be compared on equal batches).
+enum class BatchUnit { padded, target };
+
+// "padded" or "target"; anything else is a heed::UsageError.
+BatchUnit parse_batch_unit(std::string_view name);
+
 // The corpus indices of each batch of `epoch`, in training order.
 std::vector<std::vector<size_t>> plan_epoch(const ParallelCorpus& corpus, int64_t batch_tokens, uint64_t seed,
-                                            int64_t epoch);
+                                            int64_t epoch, BatchUnit unit = BatchUnit::padded);
 
 // Evaluation (e.g. dev loss): the same length sort and cut, no randomness; ties keep corpus order.
 std::vector<std::vector<size_t>> plan_evaluation(const ParallelCorpus& corpus, int64_t batch_tokens);
@@ -31,7 +41,8 @@ Batch make_corpus_batch(const ParallelCorpus& corpus, const std::vector<size_t>&
 class BatchIterator {
  public:
   // Throws heed::Error for an empty corpus or batch_tokens < 1.
-  BatchIterator(const ParallelCorpus& corpus, int64_t batch_tokens, uint64_t seed);
+  BatchIterator(const ParallelCorpus& corpus, int64_t batch_tokens, uint64_t seed,
+                BatchUnit unit = BatchUnit::padded);
 
   // Position so that next() returns batch `batch_index` of `epoch` (0-based both).
   void seek(int64_t epoch, size_t batch_index);
@@ -46,6 +57,7 @@ class BatchIterator {
   const ParallelCorpus& corpus_;
   int64_t batch_tokens_;
   uint64_t seed_;
+  BatchUnit unit_;
   int64_t epoch_ = 0;
   size_t batch_index_ = 0;
   size_t batches_per_epoch_ = 0;

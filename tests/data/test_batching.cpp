@@ -103,6 +103,38 @@ TEST_CASE("batches respect the token budget and use every pair exactly once per 
   }
 }
 
+TEST_CASE("batch unit target: the budget counts target labels incl. </s>, as the PyTorch reference") {
+  ParallelCorpus c;
+  c.add(std::vector<int>(20, 1), {1});     // 0: labels 2 (its source would pad the batch to 21)
+  c.add({1}, {1, 1});                      // 1: labels 3
+  c.add({1}, {1, 1, 1});                   // 2: labels 4
+  c.add({1}, {1, 1, 1, 1});                // 3: labels 5
+  c.add({1}, std::vector<int>(11, 1));     // 4: labels 12, over the budget alone
+  // sorted by target length: 0 1 2 3 4; budget 9: 2+3+4 = 9 fits, +5 does not; 5 | 12
+  const auto plan = plan_epoch(c, 9, 3, 0, BatchUnit::target);
+  std::set<std::vector<size_t>> batches(plan.begin(), plan.end());
+  CHECK(batches == std::set<std::vector<size_t>>{{0, 1, 2}, {3}, {4}});
+  // the padded unit counts 3 * 21 = 63 positions for the first of those batches
+  const auto padded = plan_epoch(c, 9, 3, 0, BatchUnit::padded);
+  CHECK(std::set<std::vector<size_t>>(padded.begin(), padded.end()) ==
+        std::set<std::vector<size_t>>{{0}, {1, 2}, {3}, {4}});
+
+  const ParallelCorpus big = random_corpus(3000, 40);
+  const auto target_plan = plan_epoch(big, 2000, 5, 0, BatchUnit::target);
+  for (size_t b = 0; b < target_plan.size(); ++b) {
+    int64_t labels = 0;
+    for (size_t i : target_plan[b]) labels += int64_t(big.target(i).size()) + 1;
+    CHECK(labels <= 2000);
+  }
+  BatchIterator it(big, 2000, 5, BatchUnit::target);
+  CHECK(it.batches_per_epoch() == target_plan.size());
+  CHECK(it.next().indices == target_plan.front());
+
+  CHECK(parse_batch_unit("padded") == BatchUnit::padded);
+  CHECK(parse_batch_unit("target") == BatchUnit::target);
+  CHECK_THROWS_AS(parse_batch_unit("tokens"), UsageError);
+}
+
 TEST_CASE("evaluation batches: sorted by length, in a fixed order, every pair once") {
   ParallelCorpus c;
   c.add({1, 1, 1}, {1, 1, 1});  // 0: lengths 4, 4
