@@ -4,7 +4,8 @@ scripts/bench.sh, which installs the packages and builds heed in Release first.
 
 What it does, in order (every run prints the load average before it starts):
 
-1. Data. The first --train-lines pairs of CORPUS/train.{src,tgt} and all of CORPUS/dev.*.
+1. Data. The first --train-lines pairs of CORPUS/train.{src,tgt} and of CORPUS/dev.* (all, or
+   the first --dev-lines).
    heed's own tokenizer (vocabulary --vocab-size, joint) is learned once from that slice and
    encodes it; pairs with an empty side or more than --max-len - 1 pieces on a side are left
    out here, so that both systems keep every remaining pair (heed's data.max_length counts
@@ -149,7 +150,7 @@ def prepare_data(args, runner, work):
     data = os.path.join(work, "data")
     stamp_path = os.path.join(data, "prepared.json")
     corpus = os.path.abspath(args.corpus)
-    stamp = {"corpus": corpus, "src": args.src, "tgt": args.tgt, "train_lines": args.train_lines,
+    stamp = {"corpus": corpus, "src": args.src, "tgt": args.tgt, "train_lines": args.train_lines, "dev_lines": args.dev_lines,
              "vocab_size": args.vocab_size, "max_len": args.max_len, "heed": os.path.abspath(args.heed),
              "heed_mtime": os.path.getmtime(args.heed)}
     if os.path.exists(stamp_path):
@@ -167,7 +168,7 @@ def prepare_data(args, runner, work):
             path = os.path.join(corpus, f"{split}.{lang}")
             if not os.path.exists(path):
                 die(f"missing {path} (the corpus folder needs train.{args.src}/.{args.tgt} and dev.*)")
-            lines = read_lines(path, args.train_lines if split == "train" else None)
+            lines = read_lines(path, args.train_lines if split == "train" else (args.dev_lines or None))
             raw[split, lang] = [" ".join(line.split()) for line in lines]  # as heed trims
             write_lines(os.path.join(data, f"{split}-all.{lang}"), raw[split, lang])
     if len(raw["train", args.src]) != len(raw["train", args.tgt]):
@@ -448,6 +449,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--pairs", type=int, default=3, help="heed/reference pairs per measurement")
     ap.add_argument("--train-lines", type=int, default=100000, help="the training slice: the first N pairs")
+    ap.add_argument("--dev-lines", type=int, default=0, help="translate the first N dev sentences (0: all)")
     ap.add_argument("--vocab-size", type=int, default=8000)
     ap.add_argument("--max-len", type=int, default=100)
     ap.add_argument("--batch-tokens", type=int, default=2000, help="target labels incl. </s> per batch")
