@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/output.hpp"
 #include "cli/registry.hpp"
 #include "text/tokenizer.hpp"
 #include "util/atomic_file.hpp"
@@ -60,28 +61,6 @@ const Tokenizer& choose_side(const Tokenizers& tokenizers, const StreamArgs& arg
     throw UsageError(args.model + " holds separate source and target tokenizers: choose one with --side source|target");
   return args.side == "source" ? tokenizers.source() : tokenizers.target();
 }
-
-// Output to a file (atomically, complete or not at all) or to stdout.
-class Output {
- public:
-  explicit Output(const std::string& path) {
-    if (!path.empty() && path != "-") file_.emplace(path);
-  }
-  void write(const std::string& text) {
-    if (file_) {
-      file_->write(text);
-    } else if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size()) {
-      throw Error("cannot write to standard output");
-    }
-  }
-  void finish() {
-    if (file_) file_->commit();
-    else if (std::fflush(stdout) != 0) throw Error("cannot write to standard output");
-  }
-
- private:
-  std::optional<AtomicFile> file_;
-};
 
 // Reads batches of lines, transforms each line (on all threads) and writes the results in order.
 // transform(line, out) returns an error message, empty on success; the first error (in input

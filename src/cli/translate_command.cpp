@@ -13,6 +13,7 @@
 #include <system_error>
 #include <vector>
 
+#include "cli/output.hpp"
 #include "cli/registry.hpp"
 #include "decode/alignment.hpp"
 #include "decode/attention_svg.hpp"
@@ -38,27 +39,6 @@ struct TranslateArgs {
   // Set when parsing: a flag given on the command line overrides the model's config.
   CLI::Option *beam_opt = nullptr, *length_penalty_opt = nullptr, *ratio_opt = nullptr, *offset_opt = nullptr,
               *batch_size_opt = nullptr, *batch_tokens_opt = nullptr, *max_input_opt = nullptr, *nbest_opt = nullptr;
-};
-
-// Standard output, or a file written atomically (complete or not at all).
-class Output {
- public:
-  explicit Output(const std::string& path) {
-    if (!path.empty() && path != "-") file_.emplace(path);
-  }
-  void write(const std::string& text) {
-    if (file_) {
-      file_->write(text);
-    } else if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {
-      throw Error("cannot write to standard output");
-    }
-  }
-  void finish() {
-    if (file_) file_->commit();
-  }
-
- private:
-  std::optional<AtomicFile> file_;
 };
 
 std::string format_score(float score) {
