@@ -492,6 +492,15 @@ def main():
     log(f"heed {result['heed_commit'][:12]}{' (uncommitted changes)' if result['heed_tree_dirty'] else ''}, "
         f"{cpu}, {args.threads} threads each")
 
+    def save(complete=True):  # after every phase, so an interrupted run leaves its figures
+        result["complete"] = complete
+        result["busy_runs"] = runner.busy_runs
+        result["load_end"] = [round(x, 2) for x in os.getloadavg()]
+        tmp = json_path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(result, f, indent=1)
+        os.replace(tmp, json_path)
+
     data = prepare_data(args, runner, args.work)
     result["data"] = {k: v for k, v in data.items() if k not in ("stamp", "lengths", "dir", "tokenizer")}
     result["roofline"] = roofline(args, runner)
@@ -531,6 +540,7 @@ def main():
         if arch == "transformer":
             result["train"][arch]["roofline_target_met"] = gflops / roof >= TRANSFORMER_ROOFLINE_TARGET
         result["train"][arch]["verified_same_tokens"] = True
+        save(complete=False)
 
     for arch in archs:
         minutes = args.quality_minutes
@@ -547,6 +557,9 @@ def main():
                 hh = run_heed_translate(args, runner, data, arch, h["model_dir"], beam, f"translate-{arch}-b{beam}-heed-{i}")
                 rr = run_ref_translate(args, runner, data, ref_model, beam, f"translate-{arch}-b{beam}-ref-{i}")
                 pairs.append({"heed": hh, "ref": rr})
+                log(f"    heed {hh['sent_per_s']:.1f} sent/s {hh['tok_per_s']:.0f} tok/s | reference "
+                    f"{rr['sent_per_s']:.1f} sent/s {rr['tok_per_s']:.0f} tok/s | ratio (sent/s) "
+                    f"{hh['sent_per_s'] / rr['sent_per_s']:.2f}")
             sent, tok = summarise_pairs(pairs, "sent_per_s"), summarise_pairs(pairs, "tok_per_s")
             tr[f"beam{beam}"] = {"pairs": pairs, "sent_per_s": sent, "tok_per_s": tok,
                                  "target_met": (sent["median_ratio"] or 0) >= TRANSLATE_TARGET}
@@ -554,13 +567,9 @@ def main():
             quality["ref"][f"bleu_beam{beam}"] = bleu(args, runner, data, pairs[0]["ref"]["output"], f"bleu-{arch}-b{beam}-ref")
         result["translate"][arch] = tr
         result["quality"][arch] = quality
+        save(complete=False)
 
-    result["busy_runs"] = runner.busy_runs
-    result["load_end"] = [round(x, 2) for x in os.getloadavg()]
-    tmp = json_path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(result, f, indent=1)
-    os.replace(tmp, json_path)
+    save()
     print_table(result, archs)
     log(f"\nresults: {json_path}")
 
