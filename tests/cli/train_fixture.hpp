@@ -2,6 +2,7 @@
 // Helpers for the `heed train` CLI tests: a tiny parallel corpus (sources of 3–8 words from a
 // 100-word vocabulary, targets the same words reversed: learnable in a few dozen steps), a tiny
 // GRU config, and running the real executable, in the foreground or as a child to signal.
+#include "../temp_dir.hpp"
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,16 +24,7 @@ namespace fs = std::filesystem;
 
 inline const std::string kHeed = HEED_BINARY;
 
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name) {
-    path = fs::temp_directory_path() / ("heed-" + name + "-" + std::to_string(::getpid()));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
+using testing::TempDir;
 
 inline std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -1,4 +1,6 @@
 #include <catch2/catch.hpp>
+
+#include "../temp_dir.hpp"
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
@@ -12,19 +14,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("heed-test-corpus-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
+struct TempDir : testing::TempDir {
+  TempDir() : testing::TempDir("test-corpus") {}
   std::string file(const std::string& name, const std::string& content) const {
-    const std::string p = (path / name).string();
-    std::ofstream(p, std::ios::binary) << content;
-    return p;
+    std::ofstream(*this / name, std::ios::binary) << content;
+    return *this / name;
   }
 };
 

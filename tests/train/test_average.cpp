@@ -2,6 +2,8 @@
 // is an error naming the file and the tensor.
 #include <catch2/catch.hpp>
 
+#include "../temp_dir.hpp"
+
 #include <filesystem>
 
 #include "train/average.hpp"
@@ -11,17 +13,11 @@ using namespace heed;
 namespace fs = std::filesystem;
 
 namespace {
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("heed-average-" + std::to_string(::getpid()));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
+struct TempDir : testing::TempDir {
+  TempDir() : testing::TempDir("average") {}
   std::string write(const std::string& name, const SafeTensorFile& f) const {
-    const std::string p = (path / name).string();
-    write_safetensors(p, f);
-    return p;
+    write_safetensors(*this / name, f);
+    return *this / name;
   }
 };
 

@@ -2,6 +2,8 @@
 // bit for bit; a truncated, corrupt or foreign file is a clear heed::Error naming it, never a crash.
 #include <catch2/catch.hpp>
 
+#include "../temp_dir.hpp"
+
 #include <filesystem>
 #include <fstream>
 
@@ -15,14 +17,9 @@ using namespace heed;
 namespace fs = std::filesystem;
 
 namespace {
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("heed-trainer-state-" + std::to_string(::getpid()));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string file(const std::string& name) const { return (path / name).string(); }
+struct TempDir : testing::TempDir {
+  TempDir() : testing::TempDir("trainer-state") {}
+  std::string file(const std::string& name) const { return *this / name; }
 };
 
 struct TwoParameters {
