@@ -45,16 +45,6 @@ struct GruState : DecoderState {
   Tensor pad_mask;  // [N, S]
 };
 
-Tensor gather_rows(const Tensor& t, const std::vector<int32_t>& rows) {
-  Shape shape = t.shape();
-  const int64_t row = t.numel() / shape[0];
-  shape[0] = static_cast<int64_t>(rows.size());
-  Tensor out = Tensor::empty(shape);
-  for (size_t i = 0; i < rows.size(); ++i) out.slice(i, i + 1).copy_from(t.slice(rows[i], rows[i] + 1));
-  (void)row;
-  return out;
-}
-
 class GruBahdanau : public Seq2Seq {
  public:
   GruBahdanau(const ModelConfig& config, int src_vocab, int tgt_vocab, uint64_t seed)

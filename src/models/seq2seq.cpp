@@ -1,5 +1,9 @@
 #include "models/seq2seq.hpp"
 
+#include <cstring>
+
+#include "util/error.hpp"
+
 namespace heed {
 
 Tensor EncoderOutput::pad_mask() const {
@@ -7,6 +11,20 @@ Tensor EncoderOutput::pad_mask() const {
   for (int b = 0; b < batch; ++b)
     for (int j = src_lengths[b]; j < src_len; ++j) m.data()[b * src_len + j] = 1.f;
   return m;
+}
+
+Tensor gather_rows(const Tensor& t, const std::vector<int32_t>& rows) {
+  const Tensor src = t.contiguous();
+  Shape shape = src.shape();
+  const int64_t row = src.numel() / shape[0];
+  shape[0] = static_cast<int64_t>(rows.size());
+  Tensor out = Tensor::empty(shape);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i] < 0 || rows[i] >= src.dim(0))
+      throw Error("reorder: row " + std::to_string(rows[i]) + " of " + std::to_string(src.dim(0)));
+    std::memcpy(out.data() + i * row, src.data() + rows[i] * row, row * sizeof(float));
+  }
+  return out;
 }
 
 }  // namespace heed

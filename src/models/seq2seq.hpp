@@ -33,6 +33,10 @@ struct StepOutput {
   Tensor attention;  // [N, S]: weights over source positions (0 at padding)
 };
 
+// Rows `rows` of t along its first axis (rows may repeat): what reorder() does to every tensor of
+// a decoder state. Throws heed::Error for a row out of range.
+Tensor gather_rows(const Tensor& t, const std::vector<int32_t>& rows);
+
 class Seq2Seq {
  public:
   virtual ~Seq2Seq() = default;

@@ -86,18 +86,6 @@ struct TransformerState : DecoderState {
   std::vector<Tensor> cross_keys, cross_values;  // per layer [N, h, S, d_h]
 };
 
-Tensor gather_rows(const Tensor& t, const std::vector<int32_t>& rows) {
-  Shape shape = t.shape();
-  const int64_t row = t.numel() / shape[0];
-  shape[0] = static_cast<int64_t>(rows.size());
-  Tensor out = Tensor::empty(shape);
-  for (size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i] < 0 || rows[i] >= t.dim(0)) throw Error("reorder: row " + std::to_string(rows[i]) + " of " + std::to_string(t.dim(0)));
-    std::memcpy(out.data() + i * row, t.data() + rows[i] * row, row * sizeof(float));
-  }
-  return out;
-}
-
 // The cache [N, h, capacity, d_h] with room for `capacity` positions, the first `used` kept.
 Tensor grow_cache(const Tensor& cache, int64_t used, int64_t capacity) {
   const int64_t blocks = cache.dim(0) * cache.dim(1), old_cap = cache.dim(2), dh = cache.dim(3);
