@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -42,16 +43,22 @@ const bool g_malloc_tuned = [] {
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   return true;
 }();
+
+constexpr size_t kAlignment = 64;
 }  // namespace
 
+// Aligned by hand over plain malloc: glibc's aligned_alloc does not reuse a freed block of the
+// same large size (it asks for size + alignment and finds the freed block too small), so the heap
+// grows and every call faults fresh pages in (a 2048x8000 linear ran at a third of its speed).
 Storage::Storage(size_t bytes) : bytes_(bytes) {
   (void)g_malloc_tuned;
-  size_t rounded = (bytes + 63) / 64 * 64;
-  data_ = std::aligned_alloc(64, rounded ? rounded : 64);
-  if (!data_) throw std::bad_alloc();
+  raw_ = std::malloc(bytes + kAlignment);
+  if (!raw_) throw std::bad_alloc();
+  const auto address = reinterpret_cast<uintptr_t>(raw_);
+  data_ = reinterpret_cast<void*>((address + kAlignment - 1) / kAlignment * kAlignment);
 }
 
-Storage::~Storage() { std::free(data_); }
+Storage::~Storage() { std::free(raw_); }
 
 Tensor Tensor::empty(const Shape& shape) {
   for (auto d : shape)

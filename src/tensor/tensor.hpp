@@ -28,7 +28,8 @@ class Storage {
   size_t bytes() const { return bytes_; }
 
  private:
-  void* data_;
+  void* raw_;   // what malloc returned
+  void* data_;  // raw_ rounded up to 64 bytes
   size_t bytes_;
 };
 
