@@ -51,6 +51,8 @@ import statistics
 import struct
 import subprocess
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 ARCHS = {
     # sizes and optimiser settings of the reference's defaults (torch_nmt.py train -h)
@@ -83,8 +85,9 @@ def die(msg):
 
 
 class Runner:
-    """Runs one command at a time, its output in files under work/logs, with the load average
-    printed (and recorded) before it starts and its peak resident memory taken from wait4."""
+    """Runs a command (one at a time, except for the side-by-side quality runs), its output in
+    files under work/logs, with the load average printed (and recorded) before it starts and its
+    peak resident memory taken from wait4."""
 
     def __init__(self, work, threads):
         self.logs = os.path.join(work, "logs")
@@ -92,15 +95,18 @@ class Runner:
         self.threads = threads
         self.count = 0
         self.busy_runs = 0
+        self.lock = threading.Lock()
 
     def run(self, name, cmd, stdout_path=None):
-        self.count += 1
         load = os.getloadavg()
         busy = load[0] > self.threads + 0.5
-        self.busy_runs += busy
+        with self.lock:
+            self.count += 1
+            count = self.count
+            self.busy_runs += busy
         log(f"  [{datetime.datetime.now():%H:%M:%S}] load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
             f"{'  (BUSY: other processes are running; this run is timed anyway)' if busy else ''}  {name}")
-        base = os.path.join(self.logs, f"{self.count:03d}-{name}")
+        base = os.path.join(self.logs, f"{count:03d}-{name}")
         out_path = stdout_path or base + ".out"
         with open(out_path, "wb") as out, open(base + ".err", "wb") as err:
             proc = subprocess.Popen(cmd, stdout=out, stderr=err)
@@ -329,14 +335,14 @@ def heed_config(args, data, arch, *, steps=0, seconds=0.0):
     }
 
 
-def run_heed_train(args, runner, data, arch, name, *, steps=0, seconds=0.0):
+def run_heed_train(args, runner, data, arch, name, *, steps=0, seconds=0.0, threads=None):
     model_dir = os.path.join(args.work, "models", name)
     shutil.rmtree(model_dir, ignore_errors=True)
     os.makedirs(os.path.dirname(model_dir), exist_ok=True)
     cfg_path = model_dir + ".config.json"
     with open(cfg_path, "w") as f:
         json.dump(heed_config(args, data, arch, steps=steps, seconds=seconds), f, indent=1)
-    r = runner.run(name, [args.heed, "--threads", str(args.threads), "train", "-c", cfg_path, "-m", model_dir])
+    r = runner.run(name, [args.heed, "--threads", str(threads or args.threads), "train", "-c", cfg_path, "-m", model_dir])
     m = re.search(r"training data: (\d+) pairs kept of (\d+)", r["stderr"])
     if not m or int(m.group(1)) != data["train_pairs"] or int(m.group(2)) != data["train_pairs"]:
         die(f"{name}: heed did not keep all {data['train_pairs']} training pairs:\n{r['stderr'][-2000:]}")
@@ -358,12 +364,12 @@ def run_heed_train(args, runner, data, arch, name, *, steps=0, seconds=0.0):
             "peak_rss_mib": r["peak_rss_mib"], "load": r["load"], "busy": r["busy"]}
 
 
-def run_ref_train(args, runner, data, arch, name, *, steps=None, minutes=None, save=None):
+def run_ref_train(args, runner, data, arch, name, *, steps=None, minutes=None, save=None, threads=None):
     cmd = [args.python, args.peer, "train", "--arch", arch,
            "--src", os.path.join(data["dir"], f"train.pieces.{args.src}"),
            "--tgt", os.path.join(data["dir"], f"train.pieces.{args.tgt}"),
            "--vocab-size", str(args.vocab_size), "--max-len", str(args.max_len),
-           "--batch-tokens", str(args.batch_tokens), "--threads", str(args.threads), "--seed", str(args.seed),
+           "--batch-tokens", str(args.batch_tokens), "--threads", str(threads or args.threads), "--seed", str(args.seed),
            "--log-every", str(args.warmup), "--warmup-steps", str(args.warmup), "--dropout", "0.1"]
     if steps is not None:
         cmd += ["--steps", str(steps)]
@@ -456,8 +462,15 @@ def main():
     ap.add_argument("--warmup", type=int, default=10, help="updates left out of the throughput")
     ap.add_argument("--steps", type=int, default=60, help="timed updates after the warm-up (a multiple of --warmup)")
     ap.add_argument("--quality-minutes", type=float, default=30, help="equal training time for the quality runs")
+    ap.add_argument("--quality-side-by-side", action="store_true",
+                    help="train heed and the reference for the quality runs at the same time, one thread "
+                         "each (half the wall time; both see the same machine load)")
+    ap.add_argument("--phases", default="speed,quality", help="speed, quality or both")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
+    phases = set(args.phases.split(","))
+    if not phases or not phases <= {"speed", "quality"}:
+        die("--phases: a comma-separated list of speed, quality")
     if not os.path.isfile(args.peer):
         die(f"the reference {args.peer} is missing (give its path with --peer)")
     if not os.access(args.heed, os.X_OK):
@@ -508,7 +521,7 @@ def main():
 
     result["train"], result["translate"], result["quality"] = {}, {}, {}
     total = args.warmup + args.steps
-    for arch in archs:
+    for arch in (archs if "speed" in phases else []):
         log(f"training speed, {arch}: {args.pairs} x (heed, reference), {total} updates, first {args.warmup} excluded")
         pairs = []
         for i in range(args.pairs):
@@ -542,13 +555,24 @@ def main():
         result["train"][arch]["verified_same_tokens"] = True
         save(complete=False)
 
-    for arch in archs:
+    for arch in (archs if "quality" in phases else []):
         minutes = args.quality_minutes
-        log(f"equal-time training, {arch}: {minutes:g} min each")
-        h = run_heed_train(args, runner, data, arch, f"quality-{arch}-heed", seconds=minutes * 60)
         ref_model = os.path.join(args.work, "models", f"quality-{arch}-ref.pt")
-        r = run_ref_train(args, runner, data, arch, f"quality-{arch}-ref", minutes=minutes, save=ref_model)
-        quality = {"minutes": minutes, "heed": {"steps": h["steps"], "final_train_nll": h["final_train_nll"]},
+        train_heed = lambda threads=None: run_heed_train(args, runner, data, arch, f"quality-{arch}-heed",
+                                                         seconds=minutes * 60, threads=threads)
+        train_ref = lambda threads=None: run_ref_train(args, runner, data, arch, f"quality-{arch}-ref",
+                                                       minutes=minutes, save=ref_model, threads=threads)
+        if args.quality_side_by_side:
+            log(f"equal-time training, {arch}: {minutes:g} min, heed and the reference at the same time, 1 thread each")
+            with ThreadPoolExecutor(2) as pool:
+                h_future, r_future = pool.submit(train_heed, 1), pool.submit(train_ref, 1)
+                h, r = h_future.result(), r_future.result()
+        else:
+            log(f"equal-time training, {arch}: {minutes:g} min each")
+            h, r = train_heed(), train_ref()
+        quality = {"minutes": minutes, "threads": 1 if args.quality_side_by_side else args.threads,
+                   "side_by_side": args.quality_side_by_side,
+                   "heed": {"steps": h["steps"], "final_train_nll": h["final_train_nll"]},
                    "ref": {"steps": r["steps"], "final_train_nll": r["final_train_nll"]}}
         tr = {}
         for beam in (1, 5):
@@ -579,7 +603,6 @@ def num(x, spec):
 
 
 def print_table(result, archs):
-    ok = lambda met: "yes" if met else "NO"
     log("\n" + "=" * 100)
     log(f"heed vs PyTorch reference, {result['corpus']}, {result['threads']} threads each, {result['cpu']}")
     d = result["data"]
@@ -588,35 +611,48 @@ def print_table(result, archs):
         f"runs started on a busy machine (1-min load > threads + 0.5): {result['busy_runs']}")
     log(f"{'':34}{'heed':>12}{'reference':>12}{'ratios':>24}{'median':>8}  target met")
     for arch in archs:
-        t = result["train"][arch]
-        s, m = t["tok_per_s"], t["peak_rss_mib"]
-        ref0 = t["pairs"][0]["ref"]
-        log(f"{arch} (reference: {ref0['blas']}, torch {ref0['torch']})")
-        log(f"  {'train target tok/s':32}{s['heed_median']:12.0f}{s['ref_median']:12.0f}"
-            f"{' '.join(f'{x:.2f}' for x in s['ratios']):>24}{s['median_ratio']:8.2f}  "
-            f"{ok(t['target']['met'])} ({t['target']['kind']})")
-        log(f"  {'train peak memory MiB':32}{m['heed_median']:12.0f}{m['ref_median']:12.0f}"
-            f"{' '.join(f'{x:.2f}' for x in m['ratios']):>24}{m['median_ratio']:8.2f}  {ok(t['memory_target_met'])} (<= 1)")
-        roof_note = (f"  {ok(t['roofline_target_met'])} (>= 40%)" if "roofline_target_met" in t else "")
-        log(f"  {'train GFLOP/s (share of roofline)':32}{t['heed_gflops']:12.1f}{'':12}"
-            f"{t['roofline_fraction'] * 100:>23.1f}%{'':8}{roof_note}  [{t['mflop_per_target_token']:.1f} MFLOP/token]")
-        for beam in ("beam1", "beam5"):
-            tr = result["translate"][arch][beam]
-            for key, label in (("sent_per_s", "sent/s"), ("tok_per_s", "tok/s")):
-                x = tr[key]
-                met = f"  {ok(tr['target_met'])} (>= 3x)" if key == "sent_per_s" else ""
-                log(f"  {'translate ' + ('greedy' if beam == 'beam1' else 'beam 5') + ' ' + label:32}"
-                    f"{num(x['heed_median'], '12.1f')}{num(x['ref_median'], '12.1f')}"
-                    f"{' '.join(f'{r:.2f}' for r in x['ratios']):>24}{num(x['median_ratio'], '8.2f')}{met}")
-        q = result["quality"][arch]
-        log(f"  {'equal time ' + format(q['minutes'], 'g') + ' min: updates':32}"
-            f"{num(q['heed']['steps'], '12')}{num(q['ref']['steps'], '12')}")
-        log(f"  {'  final train nll':32}{num(q['heed']['final_train_nll'], '12.3f')}"
-            f"{num(q['ref']['final_train_nll'], '12.3f')}")
-        for beam in ("beam1", "beam5"):
-            log(f"  {'  dev BLEU ' + ('greedy' if beam == 'beam1' else 'beam 5'):32}"
-                f"{q['heed']['bleu_' + beam]:12.2f}{q['ref']['bleu_' + beam]:12.2f}")
+        log(arch)
+        if arch in result["train"]:
+            print_train_rows(result["train"][arch])
+        if arch in result["quality"]:
+            print_quality_rows(result["translate"][arch], result["quality"][arch])
     log("=" * 100)
+
+
+def print_train_rows(t):
+    ok = lambda met: "yes" if met else "NO"
+    s, m = t["tok_per_s"], t["peak_rss_mib"]
+    ref0 = t["pairs"][0]["ref"]
+    log(f"  (reference: {ref0['blas']}, torch {ref0['torch']})")
+    log(f"  {'train target tok/s':32}{s['heed_median']:12.0f}{s['ref_median']:12.0f}"
+        f"{' '.join(f'{x:.2f}' for x in s['ratios']):>24}{s['median_ratio']:8.2f}  "
+        f"{ok(t['target']['met'])} ({t['target']['kind']})")
+    log(f"  {'train peak memory MiB':32}{m['heed_median']:12.0f}{m['ref_median']:12.0f}"
+        f"{' '.join(f'{x:.2f}' for x in m['ratios']):>24}{m['median_ratio']:8.2f}  {ok(t['memory_target_met'])} (<= 1)")
+    roof_note = (f"  {ok(t['roofline_target_met'])} (>= 40%)" if "roofline_target_met" in t else "")
+    log(f"  {'train GFLOP/s (share of roofline)':32}{t['heed_gflops']:12.1f}{'':12}"
+        f"{t['roofline_fraction'] * 100:>23.1f}%{'':8}{roof_note}  [{t['mflop_per_target_token']:.1f} MFLOP/token]")
+
+
+def print_quality_rows(translate, q):
+    ok = lambda met: "yes" if met else "NO"
+    for beam in ("beam1", "beam5"):
+        tr = translate[beam]
+        for key, label in (("sent_per_s", "sent/s"), ("tok_per_s", "tok/s")):
+            x = tr[key]
+            met = f"  {ok(tr['target_met'])} (>= 3x)" if key == "sent_per_s" else ""
+            log(f"  {'translate ' + ('greedy' if beam == 'beam1' else 'beam 5') + ' ' + label:32}"
+                f"{num(x['heed_median'], '12.1f')}{num(x['ref_median'], '12.1f')}"
+                f"{' '.join(f'{r:.2f}' for r in x['ratios']):>24}{num(x['median_ratio'], '8.2f')}{met}")
+    log(f"  {'equal time ' + format(q['minutes'], 'g') + ' min: updates':32}"
+        f"{num(q['heed']['steps'], '12')}{num(q['ref']['steps'], '12')}")
+    log(f"  {'  final train nll':32}{num(q['heed']['final_train_nll'], '12.3f')}"
+        f"{num(q['ref']['final_train_nll'], '12.3f')}")
+    for beam in ("beam1", "beam5"):
+        log(f"  {'  dev BLEU ' + ('greedy' if beam == 'beam1' else 'beam 5'):32}"
+            f"{q['heed']['bleu_' + beam]:12.2f}{q['ref']['bleu_' + beam]:12.2f}")
+    if q.get("side_by_side"):
+        log("  (equal-time runs trained side by side, 1 thread each)")
 
 
 if __name__ == "__main__":

@@ -94,7 +94,11 @@ class Search {
     allowed_.assign(vocab_, 1);
     for (int banned : {kBatchPad, kBatchBos}) if (banned < vocab_) allowed_[banned] = 0;
     if (!options.allow_unk && kUnkId < vocab_) allowed_[kUnkId] = 0;
-    for (int b = 0; b < batch.size; ++b) max_length_.push_back(max_output_length(batch.src_lengths[b] - 1, options));
+    // Step t feeds decoder position t and </s> is forced at t = max length, so a model with P
+    // positions allows at most P - 1 tokens before </s>.
+    const int position_cap = model.max_target_positions() > 0 ? model.max_target_positions() - 1 : std::numeric_limits<int>::max();
+    for (int b = 0; b < batch.size; ++b)
+      max_length_.push_back(std::min(max_output_length(batch.src_lengths[b] - 1, options), position_cap));
     finished_.resize(batch.size);
   }
 

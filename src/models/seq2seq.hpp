@@ -57,6 +57,8 @@ class Seq2Seq {
   virtual std::string arch() const = 0;
   virtual int source_vocab() const = 0;
   virtual int target_vocab() const = 0;
+  // Decoder positions step() can go through (0: no limit); beam search ends hypotheses there.
+  virtual int max_target_positions() const { return 0; }
 
   ParameterSet& parameters() { return params_; }
   const ParameterSet& parameters() const { return params_; }

@@ -172,6 +172,7 @@ class Transformer : public Seq2Seq {
   std::string arch() const override { return "transformer"; }
   int source_vocab() const override { return src_vocab_; }
   int target_vocab() const override { return tgt_vocab_; }
+  int max_target_positions() const override { return c_.max_positions; }
   Tensor last_attention() const override { return last_attention_; }
 
   EncoderOutput encode(const Batch& batch) override {

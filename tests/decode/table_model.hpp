@@ -20,6 +20,8 @@ class TableModel : public Seq2Seq {
 
   void set_bias(int32_t token, float value) { bias_[token] = value; }
   void set_first_step_bias(int32_t token, float value) { first_bias_[token] = value; }  // empty prefix only
+  void set_max_positions(int positions) { max_positions_ = positions; }
+  int max_target_positions() const override { return max_positions_; }
 
   // log p(· | sentence key, prefix): log-softmax of hashed logits in [-3, 3) plus the bias.
   std::vector<float> log_probs(int32_t key, const std::vector<int32_t>& prefix) const {
@@ -124,6 +126,7 @@ class TableModel : public Seq2Seq {
   uint64_t table_seed_;
   std::vector<float> bias_, first_bias_;
   std::vector<int32_t> keys_;
+  int max_positions_ = 0;
 };
 
 }  // namespace heed::test

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "decode/beam_search.hpp"
+#include "models/factory.hpp"
 #include "table_model.hpp"
 
 using namespace heed;
@@ -220,6 +221,31 @@ TEST_CASE("the length limit is ceil(ratio * source length) + offset, where </s> 
     const auto got = beam_search(model, one_sentence(7, source_tokens), opt)[0];
     CHECK(int(got[0].tokens.size()) == max_output_length(source_tokens, opt));
   }
+}
+
+TEST_CASE("the length limit never passes the model's decoder positions", "[beam]") {
+  SearchOptions opt;
+  opt.max_length_ratio = 3.f;
+  opt.max_length_offset = 5;
+  opt.beam = 3;
+  TableModel model(20, 4);
+  model.set_bias(kEos, -30.f);
+  model.set_max_positions(6);  // steps 0..5: five tokens, then </s>
+  const auto capped = beam_search(model, one_sentence(7, 4), opt);
+  for (const auto& hyp : capped[0]) CHECK(hyp.tokens.size() == 5);
+
+  ModelConfig c;  // a real model that throws past its positions
+  c.arch = "transformer";
+  c.transformer.d_model = 8;
+  c.transformer.heads = 2;
+  c.transformer.ffn_dim = 8;
+  c.transformer.enc_layers = 1;
+  c.transformer.dec_layers = 1;
+  c.transformer.max_positions = 6;
+  auto transformer = make_model(c, 29, 29, 1);
+  std::vector<std::vector<Hypothesis>> got;
+  REQUIRE_NOTHROW(got = beam_search(*transformer, make_batch({{5, 6, 7, 8}}, {}), opt));
+  for (const auto& hyp : got[0]) CHECK(hyp.tokens.size() <= 5);
 }
 
 TEST_CASE("search stops once no live hypothesis can beat the best finished one", "[beam]") {
