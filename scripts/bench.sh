@@ -13,6 +13,9 @@
 #   --work DIR      data, models and logs (default: a new temporary folder)
 #   --json FILE     results as JSON (default: WORK/bench.json)
 #   --threads N --pairs N --train-lines N --steps N --quality-minutes M --archs gru,transformer ...
+#   --phases speed,quality   the training-speed phase, the equal-time quality phase, or both
+#   --quality-side-by-side   train heed and the reference for the quality phase at the same time,
+#                   one thread each (half the wall time)
 #                   see `scripts/bench_driver.py --help`
 #
 # On a fresh Debian 12 machine it installs python3-torch, sentencepiece and libopenblas0-openmp

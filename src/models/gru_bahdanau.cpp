@@ -114,13 +114,15 @@ class GruBahdanau : public Seq2Seq {
     Var y = drop(tgt_emb_(batch.tgt_in, {B, T}), dropout_);  // [B, T, E]
     auto w_ih = split(cell_.weight_ih, {E, H2}, 1);           // [3D, E], [3D, 2H]
     Var gi_y = linear(permute(y, {1, 0, 2}), w_ih[0], cell_.bias_ih);  // [T, B, 3D]
+    // The weight gradients of the three per-step products, each one matmul over all steps.
+    const StepWeightGrad query_grad(att_query_.weight), context_grad(w_ih[1]), recurrent_grad(cell_.weight_hh);
     std::vector<Var> states, contexts;
     std::vector<Tensor> attention;
     for (int t = 0; t < T; ++t) {
       Tensor alpha;
-      Var c = attend(s, enc.states, keys, mask, &alpha);
-      Var gi = add(reshape(slice_rows(gi_y, t, t + 1), {B, 3 * D}), linear(c, w_ih[1], Var()));
-      s = gru_cell(gi, s, cell_.weight_hh, cell_.bias_hh);
+      Var c = attend(s, enc.states, keys, mask, &alpha, &query_grad);
+      Var gi = add(reshape(slice_rows(gi_y, t, t + 1), {B, 3 * D}), linear(c, w_ih[1], Var(), context_grad));
+      s = gru_cell(gi, s, cell_.weight_hh, cell_.bias_hh, recurrent_grad);
       states.push_back(reshape(s, {B, 1, D}));
       contexts.push_back(reshape(c, {B, 1, H2}));
       attention.push_back(alpha);
@@ -182,9 +184,11 @@ class GruBahdanau : public Seq2Seq {
     return heed::tanh(init_state_(mean_h));
   }
 
-  Var attend(const Var& s, const Var& h, const Var& keys, const Tensor& pad_mask, Tensor* alpha_out) {
+  Var attend(const Var& s, const Var& h, const Var& keys, const Tensor& pad_mask, Tensor* alpha_out,
+             const StepWeightGrad* query_grad = nullptr) {
     const int64_t B = h.dim(0), S = h.dim(1);
-    Var scores = additive_attention_scores(att_query_(s), keys, att_v_.weight);
+    Var query = query_grad ? linear(s, att_query_.weight, att_query_.bias, *query_grad) : att_query_(s);
+    Var scores = additive_attention_scores(query, keys, att_v_.weight);
     Var alpha = softmax(masked_fill(scores, pad_mask, kNegInf));
     *alpha_out = alpha.value();
     return reshape(matmul(reshape(alpha, {B, 1, S}), h), {B, h.dim(2)});

@@ -28,6 +28,24 @@ Var matmul(const Var& a, const Var& b, bool trans_a = false, bool trans_b = fals
 // x[..., I] · wᵀ + bias, w stored [O, I] (PyTorch's layout); bias may be undefined.
 Var linear(const Var& x, const Var& w, const Var& bias);
 
+// The weight gradient dW += Σ_t g_tᵀ·x_t of a product repeated at every step of a recurrence,
+// done as one matmul over all steps' rows when the last step's backward has run, instead of one
+// matmul per step whose inner dimension is only the batch (slow, and each rewrites all of dW).
+// Create it before the loop: its backward is then recorded first and runs after every step's.
+class StepWeightGrad {
+ public:
+  explicit StepWeightGrad(const Var& weight);
+  // From a step's backward: g [rows, O], x [rows, I]; both are kept until the flush.
+  void add(const Tensor& g, const Tensor& x) const;
+  bool is_for(const Var& weight) const;
+
+ private:
+  struct Pending;
+  std::shared_ptr<Pending> pending_;
+};
+// linear() for a step of a recurrence: its weight gradient goes to `weight_grad` (made for w).
+Var linear(const Var& x, const Var& w, const Var& bias, const StepWeightGrad& weight_grad);
+
 // ---- elementwise, with numpy broadcasting of b to a's shape ----
 Var add(const Var& a, const Var& b);
 Var sub(const Var& a, const Var& b);
@@ -77,6 +95,8 @@ Var cross_entropy(const Var& logits, const std::vector<int32_t>& targets, int ig
 //   h' = (1 − z) ⊙ n + z ⊙ h.   gi = W_i x + b_i is computed outside (one big matmul).
 // One step: gi[B, 3H], h[B, H], w_hh[3H, H], b_hh[3H] → h'[B, H].
 Var gru_cell(const Var& gi, const Var& h, const Var& w_hh, const Var& b_hh);
+// The same, with w_hh's gradient deferred to `w_hh_grad` (made for w_hh) for a decoder loop.
+Var gru_cell(const Var& gi, const Var& h, const Var& w_hh, const Var& b_hh, const StepWeightGrad& w_hh_grad);
 // A whole sequence: gi[B, T, 3H] → outputs [B, T, H], zero at padded positions t ≥ lengths[b].
 // reverse = true runs from each sentence's own last token down to 0 (state starts at zero).
 Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vector<int32_t>& lengths,

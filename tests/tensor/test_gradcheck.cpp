@@ -144,6 +144,45 @@ TEST_CASE("gradcheck GRU cell and sequences (both directions, ragged lengths)") 
                   {random_tensor({1, 1, 3 * H}, 8), random_tensor({3 * H, H}, 9), random_tensor({3 * H}, 10)});
 }
 
+TEST_CASE("gradcheck a recurrence whose weight gradients are deferred to one matmul (StepWeightGrad)") {
+  const int64_t B = 2, I = 3, H = 4, T = 3;
+  // v: inputs [T, B, I], h0 [B, H], w_in [3H, I], w_hh [3H, H], b_hh [3H]
+  auto recurrence = [&](const std::vector<Var>& v, bool deferred) {
+    const StepWeightGrad w_in_grad(v[2]), w_hh_grad(v[3]);
+    Var h = v[1];
+    std::vector<Var> outputs;
+    for (int64_t t = 0; t < T; ++t) {
+      Var x = reshape(slice_rows(v[0], t, t + 1), {B, I});
+      Var gi = deferred ? linear(x, v[2], Var(), w_in_grad) : linear(x, v[2], Var());
+      h = deferred ? gru_cell(gi, h, v[3], v[4], w_hh_grad) : gru_cell(gi, h, v[3], v[4]);
+      outputs.push_back(h);
+    }
+    return concat(outputs, 0);
+  };
+  const std::vector<Tensor> inputs = {random_tensor({T, B, I}, 1), random_tensor({B, H}, 2),
+                                      random_tensor({3 * H, I}, 3), random_tensor({3 * H, H}, 4),
+                                      random_tensor({3 * H}, 5)};
+  check_gradients("recurrence, deferred weight gradients",
+                  [&](const std::vector<Var>& v) { return recurrence(v, true); }, inputs);
+
+  // and the same gradients as the per-step matmuls, to float rounding
+  auto grads = [&](bool deferred) {
+    std::vector<Var> v;
+    for (const auto& t : inputs) v.emplace_back(t.clone(), true);
+    backward(sum(recurrence(v, deferred)));
+    std::vector<std::vector<float>> out;
+    for (const auto& x : v) out.push_back(x.grad().to_vector());
+    return out;
+  };
+  const auto per_step = grads(false), once = grads(true);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    for (size_t k = 0; k < per_step[i].size(); ++k) CHECK(once[i][k] == Approx(per_step[i][k]).margin(1e-5));
+
+  Var other(random_tensor({3 * H, I}, 6), true);
+  CHECK_THROWS_WITH(linear(Var(random_tensor({B, I}, 7)), other, Var(), StepWeightGrad(Var(inputs[2], true))),
+                    Catch::Contains("another weight"));
+}
+
 TEST_CASE("gradcheck additive attention scores") {
   check_gradients("additive_attention_scores",
                   [](const std::vector<Var>& v) { return additive_attention_scores(v[0], v[1], v[2]); },

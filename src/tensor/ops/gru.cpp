@@ -4,6 +4,7 @@
 // oneDNN's RNN primitive because per-sentence lengths must hold: padded rows neither update the
 // state nor emit output, and the reverse direction starts at each sentence's own last token.
 #include <cstring>
+#include <optional>
 
 #include "tensor/ops.hpp"
 #include "tensor/ops/fast_math.hpp"
@@ -59,8 +60,11 @@ void recurrent_projection(const Tensor& gh, const Tensor& h, const Tensor& w_hh,
     for (int64_t j = 0; j < cols; ++j) p[i * cols + j] += b[j];
 }
 
-void accumulate_param_grads(const Var& w_hh, const Var& b_hh, const Tensor& dgh_rows, const Tensor& h_rows) {
-  if (w_hh.requires_grad()) {
+void accumulate_param_grads(const Var& w_hh, const Var& b_hh, const Tensor& dgh_rows, const Tensor& h_rows,
+                            const StepWeightGrad* deferred = nullptr) {
+  if (deferred) {
+    deferred->add(dgh_rows, h_rows);
+  } else if (w_hh.requires_grad()) {
     bool fresh = !w_hh.grad().defined();
     Tensor dw = fresh ? Tensor::empty(w_hh.shape()) : w_hh.grad();
     matmul_into(dw, dgh_rows, h_rows, true, false, !fresh);
@@ -83,9 +87,11 @@ void check_shapes(const Shape& gi, int64_t H, const Var& w_hh, const Var& b_hh) 
 }
 }  // namespace
 
-Var gru_cell(const Var& gi, const Var& h, const Var& w_hh, const Var& b_hh) {
+namespace {
+Var gru_cell_impl(const Var& gi, const Var& h, const Var& w_hh, const Var& b_hh, const StepWeightGrad* w_hh_grad) {
   const int64_t B = h.dim(0), H = h.dim(1);
   check_shapes(gi.shape(), H, w_hh, b_hh);
+  if (w_hh_grad && !w_hh_grad->is_for(w_hh)) throw Error("gru_cell: the step weight gradient belongs to another weight");
   Tensor giv = gi.value().contiguous(), hv = h.value().contiguous();
   Tensor gh = Tensor::empty({B, 3 * H});
   recurrent_projection(gh, hv, w_hh.value(), b_hh.value());
@@ -97,7 +103,9 @@ Var gru_cell(const Var& gi, const Var& h, const Var& w_hh, const Var& b_hh) {
   Var result(out, needs_grad({&gi, &h, &w_hh, &b_hh}));
   if (result.requires_grad()) {
     auto on = result.node_ptr();
-    record_backward([gi, h, w_hh, b_hh, hv, r, z, n, hn, on, B, H] {
+    std::optional<StepWeightGrad> deferred;
+    if (w_hh_grad) deferred = *w_hh_grad;
+    record_backward([gi, h, w_hh, b_hh, hv, r, z, n, hn, on, B, H, deferred] {
       if (!on->grad.defined()) return;
       Tensor g = on->grad.contiguous();
       Tensor dgi = Tensor::empty({B, 3 * H}), dgh = Tensor::empty({B, 3 * H}), dh = Tensor::empty({B, H});
@@ -109,10 +117,19 @@ Var gru_cell(const Var& gi, const Var& h, const Var& w_hh, const Var& b_hh) {
         h.accumulate_grad(dh);
       }
       gi.accumulate_grad(dgi.reshape(gi.shape()));
-      accumulate_param_grads(w_hh, b_hh, dgh, hv);
+      accumulate_param_grads(w_hh, b_hh, dgh, hv, deferred ? &*deferred : nullptr);
     });
   }
   return result;
+}
+}  // namespace
+
+Var gru_cell(const Var& gi, const Var& h, const Var& w_hh, const Var& b_hh) {
+  return gru_cell_impl(gi, h, w_hh, b_hh, nullptr);
+}
+
+Var gru_cell(const Var& gi, const Var& h, const Var& w_hh, const Var& b_hh, const StepWeightGrad& w_hh_grad) {
+  return gru_cell_impl(gi, h, w_hh, b_hh, &w_hh_grad);
 }
 
 Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vector<int32_t>& lengths,

@@ -1,6 +1,8 @@
 // matmul and linear on oneDNN's matmul primitive. oneDNN 2.6 has no matmul backward, so the
 // gradients are matmuls too, over transposed *views* of the same buffers (strided memory
 // descriptors, full brgemm speed, no copies). Gradients accumulate with a sum post-op.
+#include <cstring>
+#include <optional>
 #include <string>
 
 #include "tensor/dnnl_context.hpp"
@@ -205,7 +207,55 @@ Var matmul(const Var& a, const Var& b, bool ta, bool tb) {
   return out;
 }
 
-Var linear(const Var& x, const Var& w, const Var& bias) {
+struct StepWeightGrad::Pending {
+  Var weight;
+  std::vector<Tensor> g, x;
+};
+
+namespace {
+// The row blocks one after another: [Σ rows_i, cols].
+Tensor stack_rows(const std::vector<Tensor>& blocks) {
+  if (blocks.size() == 1) return blocks[0];
+  int64_t rows = 0;
+  for (const auto& b : blocks) rows += b.dim(0);
+  const int64_t cols = blocks[0].dim(1);
+  Tensor out = Tensor::empty({rows, cols});
+  float* dst = out.data();
+  for (const auto& b : blocks) {
+    std::memcpy(dst, b.data(), b.numel() * sizeof(float));
+    dst += b.numel();
+  }
+  return out;
+}
+}  // namespace
+
+StepWeightGrad::StepWeightGrad(const Var& weight) : pending_(std::make_shared<Pending>()) {
+  pending_->weight = weight;
+  if (!needs_grad({&weight})) return;
+  auto pending = pending_;
+  record_backward([pending] {
+    if (pending->g.empty()) return;
+    matmul_grad(pending->weight, stack_rows(pending->g), true, stack_rows(pending->x), false);
+    pending->g.clear();
+    pending->x.clear();
+  });
+}
+
+void StepWeightGrad::add(const Tensor& g, const Tensor& x) const {
+  if (!pending_->weight.requires_grad()) return;
+  if (g.ndim() != 2 || x.ndim() != 2 || g.dim(0) != x.dim(0) || g.dim(1) != pending_->weight.dim(0) ||
+      x.dim(1) != pending_->weight.dim(1))
+    throw Error("step weight gradient: g " + shape_str(g.shape()) + " and x " + shape_str(x.shape()) +
+                " for a weight " + shape_str(pending_->weight.shape()));
+  pending_->g.push_back(g.contiguous());
+  pending_->x.push_back(x.contiguous());
+}
+
+bool StepWeightGrad::is_for(const Var& weight) const { return pending_->weight.node() == weight.node(); }
+
+namespace {
+Var linear_impl(const Var& x, const Var& w, const Var& bias, const StepWeightGrad* weight_grad) {
+  if (weight_grad && !weight_grad->is_for(w)) throw Error("linear: the step weight gradient belongs to another weight");
   Tensor xv = x.value().contiguous();
   const int64_t in = xv.dim(-1), outf = w.dim(0);
   if (w.ndim() != 2 || w.dim(1) != in)
@@ -220,7 +270,9 @@ Var linear(const Var& x, const Var& w, const Var& bias) {
   if (out.requires_grad()) {
     auto on = out.node_ptr();
     Tensor wv = w.value();
-    record_backward([x, w, bias, x2, wv, on, in, outf] {
+    std::optional<StepWeightGrad> deferred;
+    if (weight_grad) deferred = *weight_grad;
+    record_backward([x, w, bias, x2, wv, on, in, outf, deferred] {
       if (!on->grad.defined()) return;
       Tensor g2 = on->grad.reshape({-1, outf});
       if (x.requires_grad()) {
@@ -228,11 +280,19 @@ Var linear(const Var& x, const Var& w, const Var& bias) {
         matmul_into(dx.reshape({-1, in}), g2, wv, false, false);
         x.accumulate_grad(dx);
       }
-      matmul_grad(w, g2, true, x2, false);
+      if (deferred) deferred->add(g2, x2);
+      else matmul_grad(w, g2, true, x2, false);
       bias_grad(bias, g2);
     });
   }
   return out;
+}
+}  // namespace
+
+Var linear(const Var& x, const Var& w, const Var& bias) { return linear_impl(x, w, bias, nullptr); }
+
+Var linear(const Var& x, const Var& w, const Var& bias, const StepWeightGrad& weight_grad) {
+  return linear_impl(x, w, bias, &weight_grad);
 }
 
 }  // namespace heed
