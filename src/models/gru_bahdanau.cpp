@@ -114,15 +114,18 @@ class GruBahdanau : public Seq2Seq {
     Var y = drop(tgt_emb_(batch.tgt_in, {B, T}), dropout_);  // [B, T, E]
     auto w_ih = split(cell_.weight_ih, {E, H2}, 1);           // [3D, E], [3D, 2H]
     Var gi_y = linear(permute(y, {1, 0, 2}), w_ih[0], cell_.bias_ih);  // [T, B, 3D]
-    // The weight gradients of the three per-step products, each one matmul over all steps.
-    const StepWeightGrad query_grad(att_query_.weight), context_grad(w_ih[1]), recurrent_grad(cell_.weight_hh);
+    // Both products of s_{t-1}, the attention query W_a·s and the GRU's W_hh·s + b_hh, as one.
+    Var state_w = concat({att_query_.weight, cell_.weight_hh}, 0), state_b = concat({att_query_.bias, cell_.bias_hh}, 0);
+    // The weight gradients of the per-step products, each one matmul over all steps.
+    const StepWeightGrad state_grad(state_w), context_grad(w_ih[1]);
     std::vector<Var> states, contexts;
     std::vector<Tensor> attention;
     for (int t = 0; t < T; ++t) {
+      auto query_gh = split(linear(s, state_w, state_b, state_grad), {c_.attn_dim, 3 * D}, 1);
       Tensor alpha;
-      Var c = attend(s, enc.states, keys, mask, &alpha, &query_grad);
+      Var c = attend(query_gh[0], enc.states, keys, mask, &alpha);
       Var gi = add(reshape(slice_rows(gi_y, t, t + 1), {B, 3 * D}), linear(c, w_ih[1], Var(), context_grad));
-      s = gru_cell(gi, s, cell_.weight_hh, cell_.bias_hh, recurrent_grad);
+      s = gru_gates(gi, query_gh[1], s);
       states.push_back(reshape(s, {B, 1, D}));
       contexts.push_back(reshape(c, {B, 1, H2}));
       attention.push_back(alpha);
@@ -152,7 +155,7 @@ class GruBahdanau : public Seq2Seq {
     const int N = st.rows;
     Var e = tgt_emb_(previous, {N});
     Tensor alpha;
-    Var c = attend(Var(st.s), Var(st.h), Var(st.keys), st.pad_mask, &alpha);
+    Var c = attend(att_query_(Var(st.s)), Var(st.h), Var(st.keys), st.pad_mask, &alpha);
     Var gi = add(linear(e, Var(w_ih_emb_), cell_.bias_ih), linear(c, Var(w_ih_ctx_), Var()));
     Var s = gru_cell(gi, Var(st.s), cell_.weight_hh, cell_.bias_hh);
     st.s = s.value();
@@ -184,10 +187,9 @@ class GruBahdanau : public Seq2Seq {
     return heed::tanh(init_state_(mean_h));
   }
 
-  Var attend(const Var& s, const Var& h, const Var& keys, const Tensor& pad_mask, Tensor* alpha_out,
-             const StepWeightGrad* query_grad = nullptr) {
+  // Context c_t from the query W_a·s_{t-1} + b_a.
+  Var attend(const Var& query, const Var& h, const Var& keys, const Tensor& pad_mask, Tensor* alpha_out) {
     const int64_t B = h.dim(0), S = h.dim(1);
-    Var query = query_grad ? linear(s, att_query_.weight, att_query_.bias, *query_grad) : att_query_(s);
     Var scores = additive_attention_scores(query, keys, att_v_.weight);
     Var alpha = softmax(masked_fill(scores, pad_mask, kNegInf));
     *alpha_out = alpha.value();

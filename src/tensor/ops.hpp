@@ -95,8 +95,9 @@ Var cross_entropy(const Var& logits, const std::vector<int32_t>& targets, int ig
 //   h' = (1 − z) ⊙ n + z ⊙ h.   gi = W_i x + b_i is computed outside (one big matmul).
 // One step: gi[B, 3H], h[B, H], w_hh[3H, H], b_hh[3H] → h'[B, H].
 Var gru_cell(const Var& gi, const Var& h, const Var& w_hh, const Var& b_hh);
-// The same, with w_hh's gradient deferred to `w_hh_grad` (made for w_hh) for a decoder loop.
-Var gru_cell(const Var& gi, const Var& h, const Var& w_hh, const Var& b_hh, const StepWeightGrad& w_hh_grad);
+// The gate part of gru_cell alone, for a caller that computes gh = h·W_hhᵀ + b_hh [B, 3H] itself
+// (fused with another product of h): gi, gh [B, 3H], h [B, H] → h'.
+Var gru_gates(const Var& gi, const Var& gh, const Var& h);
 // A whole sequence: gi[B, T, 3H] → outputs [B, T, H], zero at padded positions t ≥ lengths[b].
 // reverse = true runs from each sentence's own last token down to 0 (state starts at zero).
 Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vector<int32_t>& lengths,

@@ -4,7 +4,6 @@
 // oneDNN's RNN primitive because per-sentence lengths must hold: padded rows neither update the
 // state nor emit output, and the reverse direction starts at each sentence's own last token.
 #include <cstring>
-#include <optional>
 
 #include "tensor/ops.hpp"
 #include "tensor/ops/fast_math.hpp"
@@ -60,11 +59,8 @@ void recurrent_projection(const Tensor& gh, const Tensor& h, const Tensor& w_hh,
     for (int64_t j = 0; j < cols; ++j) p[i * cols + j] += b[j];
 }
 
-void accumulate_param_grads(const Var& w_hh, const Var& b_hh, const Tensor& dgh_rows, const Tensor& h_rows,
-                            const StepWeightGrad* deferred = nullptr) {
-  if (deferred) {
-    deferred->add(dgh_rows, h_rows);
-  } else if (w_hh.requires_grad()) {
+void accumulate_param_grads(const Var& w_hh, const Var& b_hh, const Tensor& dgh_rows, const Tensor& h_rows) {
+  if (w_hh.requires_grad()) {
     bool fresh = !w_hh.grad().defined();
     Tensor dw = fresh ? Tensor::empty(w_hh.shape()) : w_hh.grad();
     matmul_into(dw, dgh_rows, h_rows, true, false, !fresh);
@@ -87,11 +83,9 @@ void check_shapes(const Shape& gi, int64_t H, const Var& w_hh, const Var& b_hh) 
 }
 }  // namespace
 
-namespace {
-Var gru_cell_impl(const Var& gi, const Var& h, const Var& w_hh, const Var& b_hh, const StepWeightGrad* w_hh_grad) {
+Var gru_cell(const Var& gi, const Var& h, const Var& w_hh, const Var& b_hh) {
   const int64_t B = h.dim(0), H = h.dim(1);
   check_shapes(gi.shape(), H, w_hh, b_hh);
-  if (w_hh_grad && !w_hh_grad->is_for(w_hh)) throw Error("gru_cell: the step weight gradient belongs to another weight");
   Tensor giv = gi.value().contiguous(), hv = h.value().contiguous();
   Tensor gh = Tensor::empty({B, 3 * H});
   recurrent_projection(gh, hv, w_hh.value(), b_hh.value());
@@ -103,9 +97,7 @@ Var gru_cell_impl(const Var& gi, const Var& h, const Var& w_hh, const Var& b_hh,
   Var result(out, needs_grad({&gi, &h, &w_hh, &b_hh}));
   if (result.requires_grad()) {
     auto on = result.node_ptr();
-    std::optional<StepWeightGrad> deferred;
-    if (w_hh_grad) deferred = *w_hh_grad;
-    record_backward([gi, h, w_hh, b_hh, hv, r, z, n, hn, on, B, H, deferred] {
+    record_backward([gi, h, w_hh, b_hh, hv, r, z, n, hn, on, B, H] {
       if (!on->grad.defined()) return;
       Tensor g = on->grad.contiguous();
       Tensor dgi = Tensor::empty({B, 3 * H}), dgh = Tensor::empty({B, 3 * H}), dh = Tensor::empty({B, H});
@@ -117,19 +109,38 @@ Var gru_cell_impl(const Var& gi, const Var& h, const Var& w_hh, const Var& b_hh,
         h.accumulate_grad(dh);
       }
       gi.accumulate_grad(dgi.reshape(gi.shape()));
-      accumulate_param_grads(w_hh, b_hh, dgh, hv, deferred ? &*deferred : nullptr);
+      accumulate_param_grads(w_hh, b_hh, dgh, hv);
     });
   }
   return result;
 }
-}  // namespace
 
-Var gru_cell(const Var& gi, const Var& h, const Var& w_hh, const Var& b_hh) {
-  return gru_cell_impl(gi, h, w_hh, b_hh, nullptr);
-}
-
-Var gru_cell(const Var& gi, const Var& h, const Var& w_hh, const Var& b_hh, const StepWeightGrad& w_hh_grad) {
-  return gru_cell_impl(gi, h, w_hh, b_hh, &w_hh_grad);
+Var gru_gates(const Var& gi, const Var& gh, const Var& h) {
+  const int64_t B = h.dim(0), H = h.dim(1);
+  if (gi.shape() != Shape{B, 3 * H} || gh.shape() != Shape{B, 3 * H})
+    throw Error("gru_gates: gi " + shape_str(gi.shape()) + ", gh " + shape_str(gh.shape()) + ", h " + shape_str(h.shape()));
+  Tensor giv = gi.value().contiguous(), ghv = gh.value().contiguous(), hv = h.value().contiguous();
+  Tensor r = Tensor::empty({B, H}), z = Tensor::empty({B, H}), n = Tensor::empty({B, H}), hn = Tensor::empty({B, H});
+  Tensor out = Tensor::empty({B, H});
+  for (int64_t b = 0; b < B; ++b)
+    gate_forward(H, giv.data() + b * 3 * H, ghv.data() + b * 3 * H, hv.data() + b * H, r.data() + b * H,
+                 z.data() + b * H, n.data() + b * H, hn.data() + b * H, out.data() + b * H);
+  Var result(out, needs_grad({&gi, &gh, &h}));
+  if (result.requires_grad()) {
+    auto on = result.node_ptr();
+    record_backward([gi, gh, h, hv, r, z, n, hn, on, B, H] {
+      if (!on->grad.defined()) return;
+      Tensor g = on->grad.contiguous();
+      Tensor dgi = Tensor::empty({B, 3 * H}), dgh = Tensor::empty({B, 3 * H}), dh = Tensor::empty({B, H});
+      for (int64_t b = 0; b < B; ++b)
+        gate_backward(H, g.data() + b * H, hv.data() + b * H, r.data() + b * H, z.data() + b * H, n.data() + b * H,
+                      hn.data() + b * H, dgi.data() + b * 3 * H, dgh.data() + b * 3 * H, dh.data() + b * H);
+      gi.accumulate_grad(dgi);
+      gh.accumulate_grad(dgh);
+      h.accumulate_grad(dh);
+    });
+  }
+  return result;
 }
 
 Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vector<int32_t>& lengths,
