@@ -84,35 +84,8 @@ void check_shapes(const Shape& gi, int64_t H, const Var& w_hh, const Var& b_hh) 
 }  // namespace
 
 Var gru_cell(const Var& gi, const Var& h, const Var& w_hh, const Var& b_hh) {
-  const int64_t B = h.dim(0), H = h.dim(1);
-  check_shapes(gi.shape(), H, w_hh, b_hh);
-  Tensor giv = gi.value().contiguous(), hv = h.value().contiguous();
-  Tensor gh = Tensor::empty({B, 3 * H});
-  recurrent_projection(gh, hv, w_hh.value(), b_hh.value());
-  Tensor r = Tensor::empty({B, H}), z = Tensor::empty({B, H}), n = Tensor::empty({B, H}), hn = Tensor::empty({B, H});
-  Tensor out = Tensor::empty({B, H});
-  for (int64_t b = 0; b < B; ++b)
-    gate_forward(H, giv.data() + b * 3 * H, gh.data() + b * 3 * H, hv.data() + b * H, r.data() + b * H,
-                 z.data() + b * H, n.data() + b * H, hn.data() + b * H, out.data() + b * H);
-  Var result(out, needs_grad({&gi, &h, &w_hh, &b_hh}));
-  if (result.requires_grad()) {
-    auto on = result.node_ptr();
-    record_backward([gi, h, w_hh, b_hh, hv, r, z, n, hn, on, B, H] {
-      if (!on->grad.defined()) return;
-      Tensor g = on->grad.contiguous();
-      Tensor dgi = Tensor::empty({B, 3 * H}), dgh = Tensor::empty({B, 3 * H}), dh = Tensor::empty({B, H});
-      for (int64_t b = 0; b < B; ++b)
-        gate_backward(H, g.data() + b * H, hv.data() + b * H, r.data() + b * H, z.data() + b * H, n.data() + b * H,
-                      hn.data() + b * H, dgi.data() + b * 3 * H, dgh.data() + b * 3 * H, dh.data() + b * H);
-      if (h.requires_grad()) {
-        matmul_into(dh, dgh, w_hh.value(), false, false, true);
-        h.accumulate_grad(dh);
-      }
-      gi.accumulate_grad(dgi.reshape(gi.shape()));
-      accumulate_param_grads(w_hh, b_hh, dgh, hv);
-    });
-  }
-  return result;
+  check_shapes(gi.shape(), h.dim(1), w_hh, b_hh);
+  return gru_gates(gi, linear(h, w_hh, b_hh), h);
 }
 
 Var gru_gates(const Var& gi, const Var& gh, const Var& h) {
