@@ -1,7 +1,6 @@
 // matmul and linear on oneDNN's matmul primitive. oneDNN 2.6 has no matmul backward, so the
 // gradients are matmuls too, over transposed *views* of the same buffers (strided memory
 // descriptors, full brgemm speed, no copies). Gradients accumulate with a sum post-op.
-#include <cstring>
 #include <optional>
 #include <string>
 
@@ -209,25 +208,8 @@ Var matmul(const Var& a, const Var& b, bool ta, bool tb) {
 
 struct StepWeightGrad::Pending {
   Var weight;
-  std::vector<Tensor> g, x;
+  std::vector<Var> g, x;  // per step, stacked into rows by concat at the flush
 };
-
-namespace {
-// The row blocks one after another: [Σ rows_i, cols].
-Tensor stack_rows(const std::vector<Tensor>& blocks) {
-  if (blocks.size() == 1) return blocks[0];
-  int64_t rows = 0;
-  for (const auto& b : blocks) rows += b.dim(0);
-  const int64_t cols = blocks[0].dim(1);
-  Tensor out = Tensor::empty({rows, cols});
-  float* dst = out.data();
-  for (const auto& b : blocks) {
-    std::memcpy(dst, b.data(), b.numel() * sizeof(float));
-    dst += b.numel();
-  }
-  return out;
-}
-}  // namespace
 
 StepWeightGrad::StepWeightGrad(const Var& weight) : pending_(std::make_shared<Pending>()) {
   pending_->weight = weight;
@@ -235,7 +217,7 @@ StepWeightGrad::StepWeightGrad(const Var& weight) : pending_(std::make_shared<Pe
   auto pending = pending_;
   record_backward([pending] {
     if (pending->g.empty()) return;
-    matmul_grad(pending->weight, stack_rows(pending->g), true, stack_rows(pending->x), false);
+    matmul_grad(pending->weight, concat(pending->g, 0).value(), true, concat(pending->x, 0).value(), false);
     pending->g.clear();
     pending->x.clear();
   });
@@ -247,8 +229,8 @@ void StepWeightGrad::add(const Tensor& g, const Tensor& x) const {
       x.dim(1) != pending_->weight.dim(1))
     throw Error("step weight gradient: g " + shape_str(g.shape()) + " and x " + shape_str(x.shape()) +
                 " for a weight " + shape_str(pending_->weight.shape()));
-  pending_->g.push_back(g.contiguous());
-  pending_->x.push_back(x.contiguous());
+  pending_->g.emplace_back(g);
+  pending_->x.emplace_back(x);
 }
 
 bool StepWeightGrad::is_for(const Var& weight) const { return pending_->weight.node() == weight.node(); }
