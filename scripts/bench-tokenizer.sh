@@ -12,8 +12,8 @@
 # Fairness: SentencePiece runs BPE with --normalization_rule_name=identity and
 #   --remove_extra_whitespaces=false (heed does not normalise), --byte_fallback=true (heed
 #   always has the 256 byte tokens), the same --character_coverage (0.9995) and all input
-#   sentences (--input_sentence_size=0). Its other defaults stay (e.g. split_by_unicode_script,
-#   split_by_number, max_piece_length 16), which heed does not have.
+#   sentences (--input_sentence_size=0). Its other defaults stay (split_by_unicode_script,
+#   split_by_number, max_sentencepiece_length 16), which heed's defaults match.
 set -euo pipefail
 
 corpus_dir=${1:?usage: $0 CORPUS_DIR}

@@ -27,6 +27,8 @@ constexpr size_t kBatchLines = 8192;
 struct TrainArgs {
   int vocab_size = 8000;
   double character_coverage = 0.9995;
+  bool no_split_by_script = false;
+  int max_piece_length = 16;
   std::string output;
   std::vector<std::string> files, source_files, target_files;
 };
@@ -40,6 +42,8 @@ void run_train(const TrainArgs& args) {
   TokenizerOptions opts;
   opts.vocab_size = args.vocab_size;
   opts.character_coverage = args.character_coverage;
+  opts.split_by_script = !args.no_split_by_script;
+  opts.max_piece_length = args.max_piece_length;
   const bool separate = !args.source_files.empty() || !args.target_files.empty();
   if (separate) {
     if (args.source_files.empty() || args.target_files.empty() || !args.files.empty())
@@ -174,6 +178,12 @@ void add_tokenizer_command(CLI::App& app, Registry& registry) {
   train->add_option("--character-coverage", train_args->character_coverage,
                     "share of character occurrences kept in the alphabet; rarer characters become byte tokens")
       ->capture_default_str();
+  train->add_flag("--no-split-by-script", train_args->no_split_by_script,
+                  "let learned pieces mix scripts, and letters with digits and punctuation");
+  train->add_option("--max-piece-length", train_args->max_piece_length,
+                    "longest learned piece in characters, the leading word marker included")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 1 << 20));
   train->add_option("-o,--output", train_args->output, "tokenizer.json to write")->required();
   train->add_option("FILE", train_args->files, "training text for one joint source+target tokenizer");
   train->add_option("--source-files", train_args->source_files, "source-side text (separate tokenizers)");

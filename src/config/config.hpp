@@ -64,6 +64,8 @@ struct TokenizerConfig {
   int vocab_size = 8000;
   bool joint = true;  // one vocabulary for both languages
   double character_coverage = 0.9995;
+  bool split_by_script = true;
+  int max_piece_length = 16;
   bool operator==(const TokenizerConfig&) const = default;
 };
 

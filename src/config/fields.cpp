@@ -240,6 +240,8 @@ const std::vector<Field>& table() {
       integer("tokenizer.vocab_size", HEED_AT(tokenizer.vocab_size), at_least(260), "Vocabulary size, including 4 special and 256 byte tokens."),
       boolean("tokenizer.joint", HEED_AT(tokenizer.joint), "One vocabulary for both languages (false: one per side)."),
       number("tokenizer.character_coverage", HEED_AT(tokenizer.character_coverage), fraction_above_zero(), "Share of character occurrences kept in the alphabet; rarer characters fall back to bytes."),
+      boolean("tokenizer.split_by_script", HEED_AT(tokenizer.split_by_script), "Learned pieces never mix scripts, or letters with digits and punctuation (as SentencePiece)."),
+      integer("tokenizer.max_piece_length", HEED_AT(tokenizer.max_piece_length), at_least(2), "Longest learned piece in characters, the leading word marker included."),
 
       choice("training.optimizer", HEED_AT(training.optimizer), {"adam", "adamw"}, "Optimizer (adamw: decoupled weight decay)."),
       number("training.learning_rate", HEED_AT(training.learning_rate), above(0), "Peak learning rate."),

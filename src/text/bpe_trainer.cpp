@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "text/script.hpp"
 #include "text/utf8.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
@@ -70,6 +71,8 @@ class BpeLearner {
  public:
   BpeLearner(const WordCounts& counts, const TokenizerOptions& opts) : opts_(opts) {
     raw_ = reserved_pieces();  // placeholders: reserved ids never take part in merges
+    script_.assign(raw_.size(), kAnyScript);
+    length_.assign(raw_.size(), 0);
     for (const auto& ch : choose_alphabet(counts, opts)) add_piece(ch);
     words_.reserve(counts.size());
     for (const auto& [word, n] : counts) words_.push_back({word, n});
@@ -80,7 +83,7 @@ class BpeLearner {
       symbols_[w] = to_symbols(words_[w].first);
       const auto& s = symbols_[w];
       for (size_t i = 0; i + 1 < s.size(); ++i) {
-        if (!mergeable(s[i]) || !mergeable(s[i + 1])) continue;
+        if (!can_merge(s[i], s[i + 1])) continue;
         Pair p = make_pair_key(s[i], s[i + 1]);
         pair_counts_[p] += words_[w].second;
         auto& where = where_[p];
@@ -137,7 +140,13 @@ class BpeLearner {
     }
   };
 
-  static bool mergeable(int id) { return id >= kFirstLearned; }
+  // Pairs that may never merge are not even counted: byte tokens, pieces of different scripts
+  // (split_by_script), and pieces that would together exceed max_piece_length.
+  bool can_merge(int a, int b) const {
+    if (a < kFirstLearned || b < kFirstLearned) return false;
+    if (opts_.max_piece_length > 0 && length_[a] + length_[b] > opts_.max_piece_length) return false;
+    return !opts_.split_by_script || scripts_compatible(script_[a], script_[b]);
+  }
 
   bool is_reserved_name(const std::string& piece) const {
     for (int id = 0; id < kFirstLearned; ++id)
@@ -149,6 +158,8 @@ class BpeLearner {
     int id = static_cast<int>(raw_.size());
     raw_.push_back(raw);
     id_of_.emplace(raw, id);
+    script_.push_back(script_of_piece(raw));
+    length_.push_back(static_cast<int>(utf8_length(raw)));
     return id;
   }
 
@@ -194,12 +205,12 @@ class BpeLearner {
       }
       if (!changed) continue;
       for (size_t i = 0; i + 1 < s.size(); ++i)
-        if (mergeable(s[i]) && mergeable(s[i + 1]) && touches(s[i], s[i + 1])) {
+        if (can_merge(s[i], s[i + 1]) && touches(s[i], s[i + 1])) {
           auto it = pair_counts_.find(make_pair_key(s[i], s[i + 1]));
           if ((it->second -= n) == 0) pair_counts_.erase(it);
         }
       for (size_t i = 0; i + 1 < next.size(); ++i)
-        if (mergeable(next[i]) && mergeable(next[i + 1]) && touches(next[i], next[i + 1])) {
+        if (can_merge(next[i], next[i + 1]) && touches(next[i], next[i + 1])) {
           Pair p = make_pair_key(next[i], next[i + 1]);
           pair_counts_[p] += n;
           if (next[i] == c || next[i + 1] == c) {
@@ -218,6 +229,8 @@ class BpeLearner {
 
   const TokenizerOptions& opts_;
   std::vector<std::string> raw_;  // pieces by id with plain spaces (byte ids: their names)
+  std::vector<ScriptClass> script_;  // by id: script_of_piece
+  std::vector<int> length_;          // by id: characters
   std::unordered_map<std::string, int> id_of_;
   std::vector<std::pair<std::string, int64_t>> words_;
   std::vector<std::vector<int>> symbols_;
@@ -235,6 +248,8 @@ BpeModel learn_bpe(const WordCounts& counts, const TokenizerOptions& opts) {
                      std::to_string(kFirstLearned) + " (4 special and 256 byte tokens)");
   if (!(opts.character_coverage > 0.0 && opts.character_coverage <= 1.0))
     throw UsageError("character coverage must be in (0, 1], got " + std::to_string(opts.character_coverage));
+  if (opts.max_piece_length == 1 || opts.max_piece_length < 0)
+    throw UsageError("max piece length must be at least 2 (0: no limit), got " + std::to_string(opts.max_piece_length));
   return BpeLearner(counts, opts).run();
 }
 

@@ -115,7 +115,9 @@ nlohmann::json Tokenizer::to_json() const {
             {"character_coverage", options_.character_coverage},
             {"normalization", "none"},
             {"add_dummy_prefix", true},
-            {"byte_fallback", true}}}};
+            {"byte_fallback", true},
+            {"split_by_script", options_.split_by_script},
+            {"max_piece_length", options_.max_piece_length}}}};
 }
 
 Tokenizer Tokenizer::from_json(const nlohmann::json& j, const std::string& origin) {
@@ -144,6 +146,8 @@ Tokenizer Tokenizer::from_json(const nlohmann::json& j, const std::string& origi
     Tokenizer t;
     t.options_.vocab_size = settings.at("vocab_size").get<int>();
     t.options_.character_coverage = settings.at("character_coverage").get<double>();
+    t.options_.split_by_script = settings.value("split_by_script", false);
+    t.options_.max_piece_length = settings.value("max_piece_length", 0);
     if (settings.value("normalization", "") != "none")
       corrupt(origin, "unsupported normalization " + settings.value("normalization", "\"\""));
     t.build(vocab, std::move(merges), origin);

@@ -20,7 +20,10 @@
 // tokenizer.json, format "heed-bpe", version 1:
 //   joint:    {"format":"heed-bpe","version":1,"vocab":[pieces by id],"merges":[["a","b"],...],
 //              "settings":{"vocab_size":N,"character_coverage":c,"normalization":"none",
-//                          "add_dummy_prefix":true,"byte_fallback":true}}
+//                          "add_dummy_prefix":true,"byte_fallback":true,"split_by_script":b,
+//                          "max_piece_length":n}}
+//   (the last two describe how the merges were learned; files written before they existed
+//   load with false and 0, meaning "not applied")
 //   separate: {"format":"heed-bpe","version":1,"source":{<joint object>},"target":{<joint object>}}
 // A merge's rank is its index in "merges" (lower merges first). Two merges may produce the same
 // piece (e.g. "ab"+"c" and "a"+"bc"); the vocabulary holds each piece once.
@@ -37,6 +40,8 @@ namespace heed {
 struct TokenizerOptions {
   int vocab_size = 8000;               // includes the 4 specials and the 256 byte tokens
   double character_coverage = 0.9995;  // share of character occurrences kept in the alphabet
+  bool split_by_script = true;         // pieces never mix scripts, or letters with digits/punctuation
+  int max_piece_length = 16;           // characters, the leading U+2581 included
 };
 
 class Tokenizer {

@@ -54,6 +54,8 @@ Tokenizers prepare_tokenizers(const Config& config, const ModelDir& dir, bool re
   TokenizerOptions options;
   options.vocab_size = config.tokenizer.vocab_size;
   options.character_coverage = config.tokenizer.character_coverage;
+  options.split_by_script = config.tokenizer.split_by_script;
+  options.max_piece_length = config.tokenizer.max_piece_length;
   const auto& src = config.data.train_src;
   const auto& tgt = config.data.train_tgt;
   spdlog::info("learning a {} tokenizer (vocabulary {}) from the training text",

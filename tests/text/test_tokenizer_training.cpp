@@ -1,10 +1,14 @@
 // BPE training: hand-checked merges on a tiny corpus, alphabet and coverage, byte fallback,
-// determinism across thread counts.
+// determinism across thread counts, script classes and the piece-length cap.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
 
+#include <algorithm>
+
+#include "text/script.hpp"
 #include "text/tokenizer.hpp"
+#include "text/utf8.hpp"
 #include "text/word_counter.hpp"
 #include "util/atomic_file.hpp"
 #include "tokenizer_fixtures.hpp"
@@ -123,4 +127,64 @@ TEST_CASE("invalid UTF-8 in training text names file and line", "[tokenizer]") {
   heed::write_file_atomic(path, "fine\nalso fine\nbad \xC3\x28 here\n");
   CHECK_THROWS_WITH(Tokenizer::train({path}, {}), Catch::Contains(path + ":3") && Catch::Contains("UTF-8"));
   std::remove(path.c_str());
+}
+
+TEST_CASE("script classes: scripts apart, digits and punctuation common, marks join", "[tokenizer]") {
+  using heed::script_of;
+  CHECK(script_of(U'a') == script_of(U'Z'));
+  CHECK(script_of(U'a') == script_of(U'\u00E9'));   // é
+  CHECK(script_of(U'a') == script_of(U'\u1E9E'));   // ẞ
+  CHECK(script_of(U'a') != script_of(U'\u03B1'));   // Greek alpha
+  CHECK(script_of(U'\u03B1') != script_of(U'\u0436'));  // Cyrillic zhe
+  CHECK(script_of(U'\u65E5') == script_of(U'\u3042'));  // Han and Hiragana: one class
+  CHECK(script_of(U'\u65E5') == script_of(U'\u30C6'));  // and Katakana
+  CHECK(script_of(U'7') == heed::kCommonScript);
+  CHECK(script_of(U'.') == heed::kCommonScript);
+  CHECK(script_of(U'\u20AC') == heed::kCommonScript);   // €
+  CHECK(script_of(U'\U0001F600') == heed::kCommonScript);  // emoji
+  CHECK(script_of(U'\u0301') == heed::kAnyScript);      // combining acute
+  CHECK(script_of(U'\u0915') == script_of(U'\u0940'));  // Devanagari letter and vowel sign
+  CHECK(script_of(U'\u0915') != script_of(U'\u0995'));  // Devanagari vs Bengali (block classes)
+  CHECK(heed::script_of_piece(" file") == script_of(U'f'));
+  CHECK(heed::script_of_piece("\xE2\x96\x81") == heed::kAnyScript);
+  CHECK(heed::script_of_piece("e\xCC\x81") == script_of(U'e'));
+}
+
+TEST_CASE("learned pieces never mix scripts, or letters with digits and punctuation", "[tokenizer]") {
+  heed::TokenizerOptions opts;
+  opts.vocab_size = 1000;
+  opts.character_coverage = 1.0;
+  const heed::WordCounts counts = {{" file.", 50}, {" x86", 40}, {" 3.5", 30}, {" αβγ-abc", 20}};
+  const Tokenizer split = Tokenizer::train_from_word_counts(counts, opts);
+  CHECK(split.encode_pieces("file.") == std::vector<std::string>{kSpace + "file", "."});
+  CHECK(split.encode_pieces("x86") == std::vector<std::string>{kSpace + "x", "86"});
+  CHECK(split.encode_pieces("3.5") == std::vector<std::string>{kSpace + "3.5"});  // all common
+  CHECK(split.encode_pieces("αβγ-abc") == std::vector<std::string>{kSpace + "αβγ", "-", "abc"});
+  for (int id = 260; id < split.vocab_size(); ++id) {  // every character has the piece's class
+    const std::string& piece = split.piece(id);
+    INFO(piece);
+    for (size_t i = 0; i < piece.size(); i += heed::utf8_char_length(piece, i))
+      CHECK(heed::scripts_compatible(heed::script_of_piece(piece),
+                                     heed::script_of_piece(piece.substr(i, heed::utf8_char_length(piece, i)))));
+  }
+  opts.split_by_script = false;
+  const Tokenizer joined = Tokenizer::train_from_word_counts(counts, opts);
+  CHECK(joined.encode_pieces("file.") == std::vector<std::string>{kSpace + "file."});
+  CHECK(joined.encode_pieces("x86") == std::vector<std::string>{kSpace + "x86"});
+  CHECK(joined.to_json()["settings"]["split_by_script"] == false);
+  CHECK(split.to_json()["settings"]["split_by_script"] == true);
+}
+
+TEST_CASE("max_piece_length caps learned pieces, the word marker counted", "[tokenizer]") {
+  heed::TokenizerOptions opts;
+  opts.vocab_size = 1000;
+  opts.max_piece_length = 4;
+  const Tokenizer t = Tokenizer::train_from_word_counts({{" abcdefghij", 100}}, opts);
+  size_t longest = 0;
+  for (int id = 260; id < t.vocab_size(); ++id) longest = std::max(longest, heed::utf8_length(t.piece(id)));
+  CHECK(longest == 4);
+  CHECK(t.encode_pieces("abcdefghij").size() == 3);  // ▁abc defg hij, or another 4+4+3 split
+  CHECK(t.decode(t.encode("abcdefghij")) == "abcdefghij");
+  opts.max_piece_length = 1;
+  CHECK_THROWS_WITH(Tokenizer::train_from_word_counts({{" ab", 1}}, opts), Catch::Contains("max piece length"));
 }
