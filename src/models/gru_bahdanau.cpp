@@ -29,7 +29,9 @@
 
 #include <cmath>
 #include <limits>
+#include <numeric>
 
+#include "models/additive_attention_step.hpp"
 #include "nn/layers.hpp"
 #include "util/error.hpp"
 
@@ -38,11 +40,13 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
+// Beam rows share their sentence's encoder rows (source_row), so reorder() only moves s.
 struct GruState : DecoderState {
-  Tensor s;         // [N, D]
-  Tensor h;         // [N, S, 2H]
-  Tensor keys;      // [N, S, A]
-  Tensor pad_mask;  // [N, S]
+  Tensor s;                         // [N, D]
+  std::vector<int32_t> source_row;  // [N]: the encoder row (sentence) of each row
+  Tensor h;                         // [B, S, 2H]
+  Tensor keys;                      // [B, S, A]
+  Tensor pad_mask;                  // [B, S]
 };
 
 class GruBahdanau : public Seq2Seq {
@@ -143,9 +147,10 @@ class GruBahdanau : public Seq2Seq {
     st->keys = att_key_(enc.states).value();
     st->s = initial_state(enc).value();
     st->pad_mask = enc.pad_mask();
-    auto w_ih = split(cell_.weight_ih, {c_.emb_dim, 2 * c_.enc_hidden}, 1);
-    w_ih_emb_ = w_ih[0].value();
-    w_ih_ctx_ = w_ih[1].value();
+    st->source_row.resize(enc.batch);
+    std::iota(st->source_row.begin(), st->source_row.end(), 0);
+    state_w_ = concat({att_query_.weight, cell_.weight_hh}, 0).value();
+    state_b_ = concat({att_query_.bias, cell_.bias_hh}, 0).value();
     return st;
   }
 
@@ -154,10 +159,14 @@ class GruBahdanau : public Seq2Seq {
     auto& st = static_cast<GruState&>(state);
     const int N = st.rows;
     Var e = tgt_emb_(previous, {N});
-    Tensor alpha;
-    Var c = attend(att_query_(Var(st.s)), Var(st.h), Var(st.keys), st.pad_mask, &alpha);
-    Var gi = add(linear(e, Var(w_ih_emb_), cell_.bias_ih), linear(c, Var(w_ih_ctx_), Var()));
-    Var s = gru_cell(gi, Var(st.s), cell_.weight_hh, cell_.bias_hh);
+    // As in forward(): the attention query and the recurrent projection of s_{t-1} in one product.
+    auto query_gh = split(linear(Var(st.s), Var(state_w_), Var(state_b_)), {c_.attn_dim, 3 * c_.dec_hidden}, 1);
+    Tensor alpha, context;
+    additive_attention_step(query_gh[0].value(), st.keys, att_v_.weight.value(), st.h, st.pad_mask, st.source_row,
+                            alpha, context);
+    Var c(context);
+    Var gi = linear(concat({e, c}, -1), cell_.weight_ih, cell_.bias_ih);
+    Var s = gru_gates(gi, query_gh[1], Var(st.s));
     st.s = s.value();
     Var logits = out_(readout_layer(concat({s, c, e}, -1)));
     return {log_softmax(logits).value(), alpha};
@@ -166,9 +175,9 @@ class GruBahdanau : public Seq2Seq {
   void reorder(DecoderState& state, const std::vector<int32_t>& rows) override {
     auto& st = static_cast<GruState&>(state);
     st.s = gather_rows(st.s, rows);
-    st.h = gather_rows(st.h, rows);
-    st.keys = gather_rows(st.keys, rows);
-    st.pad_mask = gather_rows(st.pad_mask, rows);
+    std::vector<int32_t> source_row(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) source_row[i] = st.source_row.at(rows[i]);
+    st.source_row = std::move(source_row);
     st.rows = static_cast<int>(rows.size());
   }
 
@@ -215,7 +224,7 @@ class GruBahdanau : public Seq2Seq {
   std::vector<GruWeights> enc_fwd_, enc_bwd_;
   Linear init_state_, att_query_, att_key_, att_v_, readout_, out_;
   GruWeights cell_;
-  Tensor w_ih_emb_, w_ih_ctx_;  // the two column blocks of cell.weight_ih, split once per start()
+  Tensor state_w_, state_b_;  // [att_query; cell.weight_hh] and their biases, joined once per start()
   Tensor last_attention_;
 };
 
