@@ -65,16 +65,27 @@ class EvalModeGuard {
 };
 
 // Appends the k best allowed finite extensions of one row, as candidates with total log-probability.
+// Ties keep the lower token id. Most of the vocabulary is below the k-th best so far, so it is
+// scanned in chunks whose maximum (a vector reduction) is compared first.
 void add_row_candidates(const float* log_probs, int vocab, const std::vector<char>& allowed, int k, const Live& live,
                         int row, std::vector<std::pair<float, int32_t>>& top, std::vector<Candidate>& out) {
+  constexpr int kChunk = 64;
   top.clear();
-  for (int v = 0; v < vocab; ++v) {
-    const float lp = log_probs[v];
-    if (!allowed[v] || !(lp > kNegInf)) continue;  // also skips NaN
-    if (static_cast<int>(top.size()) == k && !(lp > top.back().first)) continue;
-    if (static_cast<int>(top.size()) == k) top.pop_back();
-    auto pos = std::find_if(top.begin(), top.end(), [lp](const auto& e) { return lp > e.first; });
-    top.insert(pos, {lp, v});
+  float threshold = kNegInf;  // a value must exceed it to enter: the k-th best once top is full
+  for (int v0 = 0; v0 < vocab; v0 += kChunk) {
+    const int v1 = std::min(vocab, v0 + kChunk);
+    float chunk_max = kNegInf;
+#pragma omp simd reduction(max : chunk_max)
+    for (int v = v0; v < v1; ++v) chunk_max = log_probs[v] > chunk_max ? log_probs[v] : chunk_max;  // NaN never wins
+    if (!(chunk_max > threshold)) continue;
+    for (int v = v0; v < v1; ++v) {
+      const float lp = log_probs[v];
+      if (!(lp > threshold) || !allowed[v]) continue;  // also skips NaN
+      if (static_cast<int>(top.size()) == k) top.pop_back();
+      auto pos = std::find_if(top.begin(), top.end(), [lp](const auto& e) { return lp > e.first; });
+      top.insert(pos, {lp, v});
+      if (static_cast<int>(top.size()) == k) threshold = top.back().first;
+    }
   }
   for (const auto& [lp, token] : top) out.push_back({live.log_prob + lp, row, token});
 }

@@ -30,6 +30,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <numeric>
 
 #include "models/cached_attention.hpp"
 #include "nn/layers.hpp"
@@ -79,19 +80,29 @@ struct DecoderLayer {
   LayerNorm norm1, norm2, norm3;
 };
 
+// Beam rows share their sentence's encoder rows (source_row): the cross-attention keys and
+// values are never copied; reorder() moves only the self-attention caches' used positions.
 struct TransformerState : DecoderState {
-  int length = 0;    // decoder positions already in the self-attention caches
-  Tensor pad_mask;   // [N, S]: 1 at source pads
+  int length = 0;                   // decoder positions already in the self-attention caches
+  std::vector<int32_t> source_row;  // [N]: the encoder row (sentence) of each row
+  Tensor pad_mask;                  // [B, S]: 1 at source pads
   std::vector<Tensor> self_keys, self_values;    // per layer [N, h, capacity, d_h]
-  std::vector<Tensor> cross_keys, cross_values;  // per layer [N, h, S, d_h]
+  std::vector<Tensor> cross_keys, cross_values;  // per layer [B, h, S, d_h]
 };
 
-// The cache [N, h, capacity, d_h] with room for `capacity` positions, the first `used` kept.
-Tensor grow_cache(const Tensor& cache, int64_t used, int64_t capacity) {
-  const int64_t blocks = cache.dim(0) * cache.dim(1), old_cap = cache.dim(2), dh = cache.dim(3);
-  Tensor out = Tensor::empty({cache.dim(0), cache.dim(1), capacity, dh});
-  for (int64_t b = 0; b < blocks; ++b)
-    std::memcpy(out.data() + b * capacity * dh, cache.data() + b * old_cap * dh, used * dh * sizeof(float));
+// Cache rows `rows` (all rows in order when null) of [N, h, capacity, d_h] into a cache with
+// room for `capacity` positions; only the first `used` positions are copied.
+Tensor copy_cache(const Tensor& cache, const std::vector<int32_t>* rows, int64_t used, int64_t capacity) {
+  const int64_t h = cache.dim(1), old_cap = cache.dim(2), dh = cache.dim(3);
+  const int64_t n_out = rows ? static_cast<int64_t>(rows->size()) : cache.dim(0);
+  Tensor out = Tensor::empty({n_out, h, capacity, dh});
+  for (int64_t n = 0; n < n_out; ++n) {
+    const int64_t from = rows ? (*rows)[n] : n;
+    if (from < 0 || from >= cache.dim(0)) throw Error("reorder: row " + std::to_string(from) + " of " + std::to_string(cache.dim(0)));
+    for (int64_t k = 0; k < h; ++k)
+      std::memcpy(out.data() + (n * h + k) * capacity * dh, cache.data() + (from * h + k) * old_cap * dh,
+                  used * dh * sizeof(float));
+  }
   return out;
 }
 
@@ -227,6 +238,8 @@ class Transformer : public Seq2Seq {
     const int64_t d = c_.d_model, N = enc.batch, S = enc.src_len, h = c_.heads;
     auto st = std::make_unique<TransformerState>();
     st->rows = enc.batch;
+    st->source_row.resize(enc.batch);
+    std::iota(st->source_row.begin(), st->source_row.end(), 0);
     st->pad_mask = enc.pad_mask();
     for (const auto& layer : decoder_) {
       const Attention& a = layer.multihead_attn;
@@ -258,7 +271,8 @@ class Transformer : public Seq2Seq {
         append_position(st.self_keys[l], qkv, d, pos);
         append_position(st.self_values[l], qkv, 2 * d, pos);
         Tensor mixed = Tensor::empty({N, d});
-        cached_attention(qkv.data(), 3 * d, st.self_keys[l], st.self_values[l], pos + 1, nullptr, mixed.data(), nullptr);
+        cached_attention(qkv.data(), 3 * d, N, nullptr, st.self_keys[l], st.self_values[l], pos + 1, nullptr,
+                         mixed.data(), nullptr);
         return a.out_proj(Var(mixed));
       });
       x = sublayer(x, layer.norm2, [&](const Var& in) {
@@ -266,7 +280,8 @@ class Transformer : public Seq2Seq {
         Tensor q = linear(in, slice_rows(a.in_proj_weight, 0, d), slice_rows(a.in_proj_bias, 0, d)).value();
         Tensor mixed = Tensor::empty({N, d});
         const bool last = l + 1 == decoder_.size();
-        cached_attention(q.data(), d, st.cross_keys[l], st.cross_values[l], S, st.pad_mask.data(), mixed.data(),
+        cached_attention(q.data(), d, N, st.source_row.data(), st.cross_keys[l], st.cross_values[l], S,
+                         st.pad_mask.data(), mixed.data(),
                          last ? result.attention.data() : nullptr);
         return a.out_proj(Var(mixed));
       });
@@ -280,9 +295,11 @@ class Transformer : public Seq2Seq {
 
   void reorder(DecoderState& state, const std::vector<int32_t>& rows) override {
     auto& st = static_cast<TransformerState&>(state);
-    for (auto* caches : {&st.self_keys, &st.self_values, &st.cross_keys, &st.cross_values})
-      for (auto& cache : *caches) cache = gather_rows(cache, rows);
-    st.pad_mask = gather_rows(st.pad_mask, rows);
+    for (auto* caches : {&st.self_keys, &st.self_values})
+      for (auto& cache : *caches) cache = copy_cache(cache, &rows, st.length, cache.dim(2));
+    std::vector<int32_t> source_row(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) source_row[i] = st.source_row.at(rows[i]);
+    st.source_row = std::move(source_row);
     st.rows = static_cast<int>(rows.size());
   }
 
@@ -342,7 +359,7 @@ class Transformer : public Seq2Seq {
     if (st.self_keys.empty() || positions <= st.self_keys[0].dim(2)) return;
     const int64_t capacity = std::max(positions, 2 * st.self_keys[0].dim(2));
     for (auto* caches : {&st.self_keys, &st.self_values})
-      for (auto& cache : *caches) cache = grow_cache(cache, st.length, capacity);
+      for (auto& cache : *caches) cache = copy_cache(cache, nullptr, st.length, capacity);
   }
 
   // cache[n, head, pos, :] = row n of `projected` [N, 3d], columns offset + head·d_h …
