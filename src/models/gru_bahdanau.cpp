@@ -47,6 +47,10 @@ struct GruState : DecoderState {
   Tensor h;                         // [B, S, 2H]
   Tensor keys;                      // [B, S, A]
   Tensor pad_mask;                  // [B, S]
+  // The step's weights, packed once per start(): [att_query; cell.weight_hh] with its bias
+  // (both products of s_{t-1} in one, as in forward()), cell.weight_ih, readout, out.
+  PackedWeight state_w, input_w, readout_w, out_w;
+  Tensor state_b;
 };
 
 class GruBahdanau : public Seq2Seq {
@@ -149,8 +153,11 @@ class GruBahdanau : public Seq2Seq {
     st->pad_mask = enc.pad_mask();
     st->source_row.resize(enc.batch);
     std::iota(st->source_row.begin(), st->source_row.end(), 0);
-    state_w_ = concat({att_query_.weight, cell_.weight_hh}, 0).value();
-    state_b_ = concat({att_query_.bias, cell_.bias_hh}, 0).value();
+    st->state_w = pack_weight(concat({att_query_.weight, cell_.weight_hh}, 0).value());
+    st->state_b = concat({att_query_.bias, cell_.bias_hh}, 0).value();
+    st->input_w = pack_weight(cell_.weight_ih.value());
+    st->readout_w = pack_weight(readout_.weight.value());
+    st->out_w = pack_weight(out_.weight.value());
     return st;
   }
 
@@ -159,16 +166,17 @@ class GruBahdanau : public Seq2Seq {
     auto& st = static_cast<GruState&>(state);
     const int N = st.rows;
     Var e = tgt_emb_(previous, {N});
-    // As in forward(): the attention query and the recurrent projection of s_{t-1} in one product.
-    auto query_gh = split(linear(Var(st.s), Var(state_w_), Var(state_b_)), {c_.attn_dim, 3 * c_.dec_hidden}, 1);
+    auto query_gh = split(Var(linear(st.s, st.state_w, st.state_b)), {c_.attn_dim, 3 * c_.dec_hidden}, 1);
     Tensor alpha, context;
     additive_attention_step(query_gh[0].value(), st.keys, att_v_.weight.value(), st.h, st.pad_mask, st.source_row,
                             alpha, context);
     Var c(context);
-    Var gi = linear(concat({e, c}, -1), cell_.weight_ih, cell_.bias_ih);
+    Var gi(linear(concat({e, c}, -1).value(), st.input_w, cell_.bias_ih.value()));
     Var s = gru_gates(gi, query_gh[1], Var(st.s));
     st.s = s.value();
-    Var logits = out_(readout_layer(concat({s, c, e}, -1)));
+    Var readout(linear(concat({s, c, e}, -1).value(), st.readout_w, readout_.bias.value()));
+    if (c_.readout_act == "tanh") readout = heed::tanh(readout);
+    Var logits(linear(readout.value(), st.out_w, out_.bias.value()));
     return {log_softmax(logits).value(), alpha};
   }
 
@@ -224,7 +232,6 @@ class GruBahdanau : public Seq2Seq {
   std::vector<GruWeights> enc_fwd_, enc_bwd_;
   Linear init_state_, att_query_, att_key_, att_v_, readout_, out_;
   GruWeights cell_;
-  Tensor state_w_, state_b_;  // [att_query; cell.weight_hh] and their biases, joined once per start()
   Tensor last_attention_;
 };
 

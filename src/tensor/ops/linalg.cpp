@@ -273,6 +273,79 @@ Var linear_impl(const Var& x, const Var& w, const Var& bias, const StepWeightGra
 
 Var linear(const Var& x, const Var& w, const Var& bias) { return linear_impl(x, w, bias, nullptr); }
 
+namespace {
+// The matmul for x [M, I] · (packed wᵀ) [I, O] (+ bias), and the weights layout it wants.
+struct PackedMatmulEntry {
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul prim;
+  memory src, weights, dst, bias;
+  std::unordered_map<int, memory> args;
+};
+
+PackedMatmulEntry& packed_matmul(int64_t M, int64_t in, int64_t out, bool with_bias) {
+  std::string key = "matmul_packed#";
+  append_dims(key, {M, in, out});
+  key.push_back(with_bias ? 'b' : '-');
+  return dnnl_ctx::cached<PackedMatmulEntry>(key, [&] {
+    const auto f32 = memory::data_type::f32;
+    memory::desc amd({M, in}, f32, memory::format_tag::ab), cmd({M, out}, f32, memory::format_tag::ab);
+    memory::desc bmd({in, out}, f32, memory::format_tag::any), bias_md({1, out}, f32, memory::format_tag::ab);
+    auto desc = with_bias ? dnnl::matmul::desc(amd, bmd, bias_md, cmd) : dnnl::matmul::desc(amd, bmd, cmd);
+    dnnl::matmul::primitive_desc pd(desc, dnnl_ctx::engine());
+    auto& eng = dnnl_ctx::engine();
+    PackedMatmulEntry e{pd, dnnl::matmul(pd), memory(pd.src_desc(), eng, nullptr), memory(pd.weights_desc(), eng, nullptr),
+                        memory(pd.dst_desc(), eng, nullptr), memory(), {}};
+    e.args = {{DNNL_ARG_SRC, e.src}, {DNNL_ARG_WEIGHTS, e.weights}, {DNNL_ARG_DST, e.dst}};
+    if (with_bias) {
+      e.bias = memory(pd.bias_desc(), eng, nullptr);
+      e.args.emplace(DNNL_ARG_BIAS, e.bias);
+    }
+    return e;
+  });
+}
+
+constexpr int64_t kPackingRows = 32;  // any row count gives the same layout (checked at use)
+}  // namespace
+
+PackedWeight pack_weight(const Tensor& w) {
+  if (w.ndim() != 2) throw Error("pack_weight: a 2-D weight [out, in] expected, got " + shape_str(w.shape()));
+  PackedWeight p;
+  p.plain = w.contiguous();
+  p.out = w.dim(0);
+  p.in = w.dim(1);
+  auto& e = packed_matmul(kPackingRows, p.in, p.out, false);
+  const memory::desc& packed_md = e.pd.weights_desc();
+  p.packed = Tensor::empty({static_cast<int64_t>((packed_md.get_size() + sizeof(float) - 1) / sizeof(float))});
+  memory plain_mem = dnnl_ctx::memory({p.in, p.out}, {1, p.in}, p.plain.data());  // wᵀ as a strided view
+  memory packed_mem(packed_md, dnnl_ctx::engine(), p.packed.data());
+  dnnl::reorder(plain_mem, packed_mem).execute(dnnl_ctx::stream(), plain_mem, packed_mem);
+  dnnl_ctx::stream().wait();
+  return p;
+}
+
+Tensor linear(const Tensor& x, const PackedWeight& w, const Tensor& bias) {
+  Tensor xv = x.contiguous();
+  if (xv.dim(-1) != w.in) throw Error("linear: input " + shape_str(xv.shape()) + " with a packed weight [" +
+                                      std::to_string(w.out) + ", " + std::to_string(w.in) + "]");
+  const int64_t M = xv.numel() / w.in;
+  Shape out_shape = xv.shape();
+  out_shape.back() = w.out;
+  Tensor y = Tensor::empty(out_shape);
+  Tensor bias_v = bias.defined() ? bias.contiguous().reshape({w.out}) : Tensor();
+  auto& e = packed_matmul(M, w.in, w.out, bias.defined());
+  if (e.pd.weights_desc() != packed_matmul(kPackingRows, w.in, w.out, false).pd.weights_desc()) {
+    run_matmul(y.reshape({M, w.out}), xv.reshape({M, w.in}), false, w.plain, true, bias.defined() ? &bias_v : nullptr, false);
+    return y;
+  }
+  e.src.set_data_handle(xv.data());
+  e.weights.set_data_handle(w.packed.data());
+  e.dst.set_data_handle(y.data());
+  if (bias.defined()) e.bias.set_data_handle(bias_v.data());
+  e.prim.execute(dnnl_ctx::stream(), e.args);
+  dnnl_ctx::stream().wait();
+  return y;
+}
+
 Var linear(const Var& x, const Var& w, const Var& bias, const StepWeightGrad& weight_grad) {
   return linear_impl(x, w, bias, &weight_grad);
 }
