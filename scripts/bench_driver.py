@@ -155,6 +155,12 @@ def prepare_data(args, runner, work):
     """The slice, heed's tokenizer, pieces for the reference, filtered identically for both."""
     data = os.path.join(work, "data")
     stamp_path = os.path.join(data, "prepared.json")
+    if args.reuse_models:  # the models were trained on this data with its tokenizer: keep both
+        if not os.path.exists(stamp_path):
+            die(f"--reuse-models: no prepared data in {data}")
+        with open(stamp_path) as f:
+            log(f"data: reusing {data} as prepared for the models")
+            return json.load(f)
     corpus = os.path.abspath(args.corpus)
     stamp = {"corpus": corpus, "src": args.src, "tgt": args.tgt, "train_lines": args.train_lines, "dev_lines": args.dev_lines,
              "vocab_size": args.vocab_size, "max_len": args.max_len, "heed": os.path.abspath(args.heed),
@@ -466,6 +472,9 @@ def main():
                     help="train heed and the reference for the quality runs at the same time, one thread "
                          "each (half the wall time; both see the same machine load)")
     ap.add_argument("--phases", default="speed,quality", help="speed, quality or both")
+    ap.add_argument("--reuse-models", action="store_true",
+                    help="quality phase: translate with the models (and data) of an earlier run in --work "
+                         "instead of training them again")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     phases = set(args.phases.split(","))
@@ -562,7 +571,16 @@ def main():
                                                          seconds=minutes * 60, threads=threads)
         train_ref = lambda threads=None: run_ref_train(args, runner, data, arch, f"quality-{arch}-ref",
                                                        minutes=minutes, save=ref_model, threads=threads)
-        if args.quality_side_by_side:
+        trained_path = os.path.join(args.work, "models", f"quality-{arch}.json")
+        if args.reuse_models:
+            if not os.path.exists(trained_path) or not os.path.exists(ref_model):
+                die(f"--reuse-models: no models of an earlier quality run in {args.work}/models")
+            with open(trained_path) as f:
+                trained = json.load(f)
+            h, r = trained["heed"], trained["ref"]
+            minutes, args.quality_side_by_side = trained["minutes"], trained["side_by_side"]
+            log(f"equal-time training, {arch}: reusing the models of an earlier run ({minutes:g} min)")
+        elif args.quality_side_by_side:
             log(f"equal-time training, {arch}: {minutes:g} min, heed and the reference at the same time, 1 thread each")
             with ThreadPoolExecutor(2) as pool:
                 h_future, r_future = pool.submit(train_heed, 1), pool.submit(train_ref, 1)
@@ -570,6 +588,9 @@ def main():
         else:
             log(f"equal-time training, {arch}: {minutes:g} min each")
             h, r = train_heed(), train_ref()
+        if not args.reuse_models:
+            with open(trained_path, "w") as f:
+                json.dump({"minutes": minutes, "side_by_side": args.quality_side_by_side, "heed": h, "ref": r}, f, indent=1)
         quality = {"minutes": minutes, "threads": 1 if args.quality_side_by_side else args.threads,
                    "side_by_side": args.quality_side_by_side,
                    "heed": {"steps": h["steps"], "final_train_nll": h["final_train_nll"]},

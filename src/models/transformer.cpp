@@ -88,6 +88,12 @@ struct TransformerState : DecoderState {
   Tensor pad_mask;                  // [B, S]: 1 at source pads
   std::vector<Tensor> self_keys, self_values;    // per layer [N, h, capacity, d_h]
   std::vector<Tensor> cross_keys, cross_values;  // per layer [B, h, S, d_h]
+  // A decoder layer's step weights, packed once per start() (see PackedWeight).
+  struct LayerWeights {
+    PackedWeight self_in, self_out, cross_q, cross_out, linear1, linear2;
+  };
+  std::vector<LayerWeights> weights;
+  PackedWeight vocab;  // the tied output projection, tgt_emb [V, d]
 };
 
 // Cache rows `rows` (all rows in order when null) of [N, h, capacity, d_h] into a cache with
@@ -249,7 +255,12 @@ class Transformer : public Seq2Seq {
       st->cross_values.push_back(kv[1].value().reshape({N, h, S, dh_}));
       st->self_keys.push_back(Tensor::empty({N, h, kInitialCapacity, dh_}));
       st->self_values.push_back(Tensor::empty({N, h, kInitialCapacity, dh_}));
+      st->weights.push_back({pack_weight(layer.self_attn.in_proj_weight.value()),
+                             pack_weight(layer.self_attn.out_proj.weight.value()),
+                             pack_weight(a.in_proj_weight.value().slice(0, d)), pack_weight(a.out_proj.weight.value()),
+                             pack_weight(layer.linear1.weight.value()), pack_weight(layer.linear2.weight.value())});
     }
+    st->vocab = pack_weight(tgt_emb_.weight.value());
     return st;
   }
 
@@ -265,30 +276,34 @@ class Transformer : public Seq2Seq {
     Var x = reshape(embed(tgt_emb_, previous, N, 1, pos), {N, d});
     for (size_t l = 0; l < decoder_.size(); ++l) {
       const DecoderLayer& layer = decoder_[l];
+      const TransformerState::LayerWeights& w = st.weights[l];
       x = sublayer(x, layer.norm1, [&](const Var& in) {
         const Attention& a = layer.self_attn;
-        Tensor qkv = linear(in, a.in_proj_weight, a.in_proj_bias).value();  // [N, 3d]: q | k | v
+        Tensor qkv = linear(in.value(), w.self_in, a.in_proj_bias.value());  // [N, 3d]: q | k | v
         append_position(st.self_keys[l], qkv, d, pos);
         append_position(st.self_values[l], qkv, 2 * d, pos);
         Tensor mixed = Tensor::empty({N, d});
         cached_attention(qkv.data(), 3 * d, N, nullptr, st.self_keys[l], st.self_values[l], pos + 1, nullptr,
                          mixed.data(), nullptr);
-        return a.out_proj(Var(mixed));
+        return Var(linear(mixed, w.self_out, a.out_proj.bias.value()));
       });
       x = sublayer(x, layer.norm2, [&](const Var& in) {
         const Attention& a = layer.multihead_attn;
-        Tensor q = linear(in, slice_rows(a.in_proj_weight, 0, d), slice_rows(a.in_proj_bias, 0, d)).value();
+        Tensor q = linear(in.value(), w.cross_q, a.in_proj_bias.value().slice(0, d));
         Tensor mixed = Tensor::empty({N, d});
         const bool last = l + 1 == decoder_.size();
         cached_attention(q.data(), d, N, st.source_row.data(), st.cross_keys[l], st.cross_values[l], S,
-                         st.pad_mask.data(), mixed.data(),
-                         last ? result.attention.data() : nullptr);
-        return a.out_proj(Var(mixed));
+                         st.pad_mask.data(), mixed.data(), last ? result.attention.data() : nullptr);
+        return Var(linear(mixed, w.cross_out, a.out_proj.bias.value()));
       });
-      x = sublayer(x, layer.norm3, [&](const Var& in) { return feed_forward(layer.linear1, layer.linear2, in); });
+      x = sublayer(x, layer.norm3, [&](const Var& in) {
+        Var hidden(linear(in.value(), w.linear1, layer.linear1.bias.value()));
+        hidden = c_.activation == "gelu" ? gelu(hidden) : relu(hidden);
+        return Var(linear(hidden.value(), w.linear2, layer.linear2.bias.value()));
+      });
     }
     if (c_.pre_norm) x = dec_norm_(x);
-    result.log_probs = log_softmax(linear(x, tgt_emb_.weight, Var())).value();
+    result.log_probs = log_softmax(Var(linear(x.value(), st.vocab, Tensor()))).value();
     st.length = static_cast<int>(pos + 1);
     return result;
   }
