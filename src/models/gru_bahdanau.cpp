@@ -124,15 +124,15 @@ class GruBahdanau : public Seq2Seq {
     Var gi_y = linear(permute(y, {1, 0, 2}), w_ih[0], cell_.bias_ih);  // [T, B, 3D]
     // Both products of s_{t-1}, the attention query W_a·s and the GRU's W_hh·s + b_hh, as one.
     Var state_w = concat({att_query_.weight, cell_.weight_hh}, 0), state_b = concat({att_query_.bias, cell_.bias_hh}, 0);
-    // The weight gradients of the per-step products, each one matmul over all steps.
-    const StepWeightGrad state_grad(state_w), context_grad(w_ih[1]);
+    // The per-step products: packed weights, weight gradients as one matmul over all steps.
+    const StepWeight state_step(state_w), context_step(w_ih[1]);
     std::vector<Var> states, contexts;
     std::vector<Tensor> attention;
     for (int t = 0; t < T; ++t) {
-      auto query_gh = split(linear(s, state_w, state_b, state_grad), {c_.attn_dim, 3 * D}, 1);
+      auto query_gh = split(linear(s, state_w, state_b, state_step), {c_.attn_dim, 3 * D}, 1);
       Tensor alpha;
       Var c = attend(query_gh[0], enc.states, keys, mask, &alpha);
-      Var gi = add(reshape(slice_rows(gi_y, t, t + 1), {B, 3 * D}), linear(c, w_ih[1], Var(), context_grad));
+      Var gi = add(reshape(slice_rows(gi_y, t, t + 1), {B, 3 * D}), linear(c, w_ih[1], Var(), context_step));
       s = gru_gates(gi, query_gh[1], s);
       states.push_back(reshape(s, {B, 1, D}));
       contexts.push_back(reshape(c, {B, 1, H2}));

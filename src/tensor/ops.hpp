@@ -28,24 +28,6 @@ Var matmul(const Var& a, const Var& b, bool trans_a = false, bool trans_b = fals
 // x[..., I] · wᵀ + bias, w stored [O, I] (PyTorch's layout); bias may be undefined.
 Var linear(const Var& x, const Var& w, const Var& bias);
 
-// The weight gradient dW += Σ_t g_tᵀ·x_t of a product repeated at every step of a recurrence,
-// done as one matmul over all steps' rows when the last step's backward has run, instead of one
-// matmul per step whose inner dimension is only the batch (slow, and each rewrites all of dW).
-// Create it before the loop: its backward is then recorded first and runs after every step's.
-class StepWeightGrad {
- public:
-  explicit StepWeightGrad(const Var& weight);
-  // From a step's backward: g [rows, O], x [rows, I]; both are kept until the flush.
-  void add(const Tensor& g, const Tensor& x) const;
-  bool is_for(const Var& weight) const;
-
- private:
-  struct Pending;
-  std::shared_ptr<Pending> pending_;
-};
-// linear() for a step of a recurrence: its weight gradient goes to `weight_grad` (made for w).
-Var linear(const Var& x, const Var& w, const Var& bias, const StepWeightGrad& weight_grad);
-
 // A weight w [O, I] copied once into oneDNN's blocked layout for x·wᵀ. A matmul with plain
 // weights repacks them on every call, which costs as much as the arithmetic when x has few
 // rows: a decoding step runs 1.3–1.5× faster at 32 rows with packed weights (measured). The
@@ -59,6 +41,30 @@ PackedWeight pack_weight(const Tensor& w);
 // x[..., I] · wᵀ + bias without autograd (decoding); bias may be undefined. Equal to linear()
 // up to float rounding (the blocked kernels sum in another order).
 Tensor linear(const Tensor& x, const PackedWeight& w, const Tensor& bias);
+// Into a dense y; with accumulate, y += x · wᵀ (+ bias).
+void linear_into(const Tensor& y, const Tensor& x, const PackedWeight& w, const Tensor& bias, bool accumulate = false);
+
+// A weight used by a product at every step of a recurrence (x_t · wᵀ). Its gradient
+// dW += Σ_t g_tᵀ·x_t is done as one matmul over all steps' rows when the last step's backward
+// has run, instead of one matmul per step whose inner dimension is only the batch (slow, and
+// each rewrites all of dW); and the steps' products run on packed copies of w (PackedWeight),
+// made once here for the forward products and at the first backward for dx_t = g_t · w.
+// Create it before the loop: its backward is then recorded first and runs after every step's.
+class StepWeight {
+ public:
+  explicit StepWeight(const Var& weight);
+  // From a step's backward: g [rows, O], x [rows, I]; both are kept until the flush.
+  void add(const Tensor& g, const Tensor& x) const;
+  bool is_for(const Var& weight) const;
+  const PackedWeight& forward_packed() const;   // w for x · wᵀ
+  const PackedWeight& backward_packed() const;  // wᵀ, for g · w
+
+ private:
+  struct Pending;
+  std::shared_ptr<Pending> pending_;
+};
+// linear() for a step of a recurrence on `step` (made for w).
+Var linear(const Var& x, const Var& w, const Var& bias, const StepWeight& step);
 
 // ---- elementwise, with numpy broadcasting of b to a's shape ----
 Var add(const Var& a, const Var& b);

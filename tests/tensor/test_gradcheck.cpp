@@ -144,11 +144,11 @@ TEST_CASE("gradcheck GRU cell and sequences (both directions, ragged lengths)") 
                   {random_tensor({1, 1, 3 * H}, 8), random_tensor({3 * H, H}, 9), random_tensor({3 * H}, 10)});
 }
 
-TEST_CASE("gradcheck a recurrence with gru_gates whose weight gradients are deferred to one matmul (StepWeightGrad)") {
+TEST_CASE("gradcheck a recurrence with gru_gates whose weight gradients are deferred to one matmul (StepWeight)") {
   const int64_t B = 2, I = 3, H = 4, T = 3;
   // v: inputs [T, B, I], h0 [B, H], w_in [3H, I], w_hh [3H, H], b_hh [3H]
   auto recurrence = [&](const std::vector<Var>& v, bool deferred) {
-    const StepWeightGrad w_in_grad(v[2]), w_hh_grad(v[3]);
+    const StepWeight w_in_grad(v[2]), w_hh_grad(v[3]);
     Var h = v[1];
     std::vector<Var> outputs;
     for (int64_t t = 0; t < T; ++t) {
@@ -185,7 +185,7 @@ TEST_CASE("gradcheck a recurrence with gru_gates whose weight gradients are defe
     for (size_t k = 0; k < per_step[i].size(); ++k) CHECK(once[i][k] == Approx(per_step[i][k]).margin(1e-5));
 
   Var other(random_tensor({3 * H, I}, 6), true);
-  CHECK_THROWS_WITH(linear(Var(random_tensor({B, I}, 7)), other, Var(), StepWeightGrad(Var(inputs[2], true))),
+  CHECK_THROWS_WITH(linear(Var(random_tensor({B, I}, 7)), other, Var(), StepWeight(Var(inputs[2], true))),
                     Catch::Contains("another weight"));
 }
 

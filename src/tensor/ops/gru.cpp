@@ -48,17 +48,6 @@ inline void gate_backward(int64_t H, const float* dh_new, const float* h, const 
   }
 }
 
-// gh = h · W_hhᵀ + b_hh
-void recurrent_projection(const Tensor& gh, const Tensor& h, const Tensor& w_hh, const Tensor& b_hh) {
-  matmul_into(gh, h, w_hh, false, true);
-  const int64_t rows = gh.dim(0), cols = gh.dim(1);
-  float* p = gh.data();
-  const float* b = b_hh.data();
-  for (int64_t i = 0; i < rows; ++i)
-#pragma omp simd
-    for (int64_t j = 0; j < cols; ++j) p[i * cols + j] += b[j];
-}
-
 void accumulate_param_grads(const Var& w_hh, const Var& b_hh, const Tensor& dgh_rows, const Tensor& h_rows) {
   if (w_hh.requires_grad()) {
     bool fresh = !w_hh.grad().defined();
@@ -130,10 +119,11 @@ Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vec
   Tensor h_prev = Tensor::zeros({T, B, H}), r = Tensor::empty({T, B, H}), z = Tensor::empty({T, B, H}),
          n = Tensor::empty({T, B, H}), hn = Tensor::empty({T, B, H});
   Tensor h = Tensor::zeros({B, H}), gh = Tensor::empty({B, 3 * H}), h_new = Tensor::empty({H});
+  const PackedWeight w_packed = pack_weight(w_hh.value());  // used T times with only B rows
   for (int64_t s = 0; s < T; ++s) {
     const int64_t t = reverse ? T - 1 - s : s;
     std::memcpy(h_prev.data() + s * B * H, h.data(), B * H * sizeof(float));
-    recurrent_projection(gh, h, w_hh.value(), b_hh.value());
+    linear_into(gh, h, w_packed, b_hh.value());  // gh = h · W_hhᵀ + b_hh
     for (int64_t b = 0; b < B; ++b) {
       if (t >= lengths[b]) continue;
       const int64_t o = (s * B + b) * H;
@@ -151,6 +141,7 @@ Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vec
       Tensor dgi = Tensor::zeros({B, T, 3 * H});
       Tensor dgh_all = Tensor::zeros({T, B, 3 * H});
       Tensor dh = Tensor::zeros({B, H}), dh_next = Tensor::empty({B, H}), d_total = Tensor::empty({H});
+      const PackedWeight w_t_packed = pack_weight(w_hh.value().transpose(0, 1));  // for dgh · W_hh
       for (int64_t s = T - 1; s >= 0; --s) {
         const int64_t t = reverse ? T - 1 - s : s;
         float* dgh = dgh_all.data() + s * B * 3 * H;
@@ -165,7 +156,7 @@ Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vec
                         hn.data() + o, dgi.data() + (b * T + t) * 3 * H, dgh + b * 3 * H, dh_next.data() + b * H);
         }
         // dh_{prev} = direct part + dgh · W_hh (dgh is zero on inactive rows)
-        matmul_into(dh_next, dgh_all.slice(s, s + 1).reshape({B, 3 * H}), w_hh.value(), false, false, true);
+        linear_into(dh_next, dgh_all.slice(s, s + 1).reshape({B, 3 * H}), w_t_packed, Tensor(), true);
         std::swap(dh, dh_next);
       }
       gi.accumulate_grad(dgi);

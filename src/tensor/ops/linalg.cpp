@@ -206,13 +206,15 @@ Var matmul(const Var& a, const Var& b, bool ta, bool tb) {
   return out;
 }
 
-struct StepWeightGrad::Pending {
+struct StepWeight::Pending {
   Var weight;
   std::vector<Var> g, x;  // per step, stacked into rows by concat at the flush
+  PackedWeight forward, backward;
 };
 
-StepWeightGrad::StepWeightGrad(const Var& weight) : pending_(std::make_shared<Pending>()) {
+StepWeight::StepWeight(const Var& weight) : pending_(std::make_shared<Pending>()) {
   pending_->weight = weight;
+  pending_->forward = pack_weight(weight.value());
   if (!needs_grad({&weight})) return;
   auto pending = pending_;
   record_backward([pending] {
@@ -223,7 +225,7 @@ StepWeightGrad::StepWeightGrad(const Var& weight) : pending_(std::make_shared<Pe
   });
 }
 
-void StepWeightGrad::add(const Tensor& g, const Tensor& x) const {
+void StepWeight::add(const Tensor& g, const Tensor& x) const {
   if (!pending_->weight.requires_grad()) return;
   if (g.ndim() != 2 || x.ndim() != 2 || g.dim(0) != x.dim(0) || g.dim(1) != pending_->weight.dim(0) ||
       x.dim(1) != pending_->weight.dim(1))
@@ -233,11 +235,18 @@ void StepWeightGrad::add(const Tensor& g, const Tensor& x) const {
   pending_->x.emplace_back(x);
 }
 
-bool StepWeightGrad::is_for(const Var& weight) const { return pending_->weight.node() == weight.node(); }
+bool StepWeight::is_for(const Var& weight) const { return pending_->weight.node() == weight.node(); }
+
+const PackedWeight& StepWeight::forward_packed() const { return pending_->forward; }
+
+const PackedWeight& StepWeight::backward_packed() const {
+  if (!pending_->backward.packed.defined()) pending_->backward = pack_weight(pending_->weight.value().transpose(0, 1));
+  return pending_->backward;
+}
 
 namespace {
-Var linear_impl(const Var& x, const Var& w, const Var& bias, const StepWeightGrad* weight_grad) {
-  if (weight_grad && !weight_grad->is_for(w)) throw Error("linear: the step weight gradient belongs to another weight");
+Var linear_impl(const Var& x, const Var& w, const Var& bias, const StepWeight* step) {
+  if (step && !step->is_for(w)) throw Error("linear: the step weight belongs to another weight");
   Tensor xv = x.value().contiguous();
   const int64_t in = xv.dim(-1), outf = w.dim(0);
   if (w.ndim() != 2 || w.dim(1) != in)
@@ -247,19 +256,21 @@ Var linear_impl(const Var& x, const Var& w, const Var& bias, const StepWeightGra
   out_shape.back() = outf;
   Tensor y = Tensor::empty(out_shape);
   Tensor bias_v = bias.defined() ? bias.value().reshape({outf}) : Tensor();
-  run_matmul(y.reshape({x2.dim(0), outf}), x2, false, w.value(), true, bias.defined() ? &bias_v : nullptr, false);
+  if (step) linear_into(y, x2, step->forward_packed(), bias_v);
+  else run_matmul(y.reshape({x2.dim(0), outf}), x2, false, w.value(), true, bias.defined() ? &bias_v : nullptr, false);
   Var out(y, needs_grad({&x, &w, &bias}));
   if (out.requires_grad()) {
     auto on = out.node_ptr();
     Tensor wv = w.value();
-    std::optional<StepWeightGrad> deferred;
-    if (weight_grad) deferred = *weight_grad;
+    std::optional<StepWeight> deferred;
+    if (step) deferred = *step;
     record_backward([x, w, bias, x2, wv, on, in, outf, deferred] {
       if (!on->grad.defined()) return;
-      Tensor g2 = on->grad.reshape({-1, outf});
+      Tensor g2 = on->grad.contiguous().reshape({-1, outf});
       if (x.requires_grad()) {
         Tensor dx = Tensor::empty(x.shape());
-        matmul_into(dx.reshape({-1, in}), g2, wv, false, false);
+        if (deferred) linear_into(dx, g2, deferred->backward_packed(), Tensor());
+        else matmul_into(dx.reshape({-1, in}), g2, wv, false, false);
         x.accumulate_grad(dx);
       }
       if (deferred) deferred->add(g2, x2);
@@ -282,16 +293,23 @@ struct PackedMatmulEntry {
   std::unordered_map<int, memory> args;
 };
 
-PackedMatmulEntry& packed_matmul(int64_t M, int64_t in, int64_t out, bool with_bias) {
+PackedMatmulEntry& packed_matmul(int64_t M, int64_t in, int64_t out, bool with_bias, bool accumulate) {
   std::string key = "matmul_packed#";
   append_dims(key, {M, in, out});
   key.push_back(with_bias ? 'b' : '-');
+  key.push_back(accumulate ? 'a' : '-');
   return dnnl_ctx::cached<PackedMatmulEntry>(key, [&] {
     const auto f32 = memory::data_type::f32;
     memory::desc amd({M, in}, f32, memory::format_tag::ab), cmd({M, out}, f32, memory::format_tag::ab);
     memory::desc bmd({in, out}, f32, memory::format_tag::any), bias_md({1, out}, f32, memory::format_tag::ab);
     auto desc = with_bias ? dnnl::matmul::desc(amd, bmd, bias_md, cmd) : dnnl::matmul::desc(amd, bmd, cmd);
-    dnnl::matmul::primitive_desc pd(desc, dnnl_ctx::engine());
+    dnnl::primitive_attr attr;
+    if (accumulate) {
+      dnnl::post_ops po;
+      po.append_sum(1.f);
+      attr.set_post_ops(po);
+    }
+    dnnl::matmul::primitive_desc pd(desc, attr, dnnl_ctx::engine());
     auto& eng = dnnl_ctx::engine();
     PackedMatmulEntry e{pd, dnnl::matmul(pd), memory(pd.src_desc(), eng, nullptr), memory(pd.weights_desc(), eng, nullptr),
                         memory(pd.dst_desc(), eng, nullptr), memory(), {}};
@@ -313,7 +331,7 @@ PackedWeight pack_weight(const Tensor& w) {
   p.plain = w.contiguous();
   p.out = w.dim(0);
   p.in = w.dim(1);
-  auto& e = packed_matmul(kPackingRows, p.in, p.out, false);
+  auto& e = packed_matmul(kPackingRows, p.in, p.out, false, false);
   const memory::desc& packed_md = e.pd.weights_desc();
   p.packed = Tensor::empty({static_cast<int64_t>((packed_md.get_size() + sizeof(float) - 1) / sizeof(float))});
   memory plain_mem = dnnl_ctx::memory({p.in, p.out}, {1, p.in}, p.plain.data());  // wᵀ as a strided view
@@ -324,18 +342,26 @@ PackedWeight pack_weight(const Tensor& w) {
 }
 
 Tensor linear(const Tensor& x, const PackedWeight& w, const Tensor& bias) {
+  Shape out_shape = x.shape();
+  out_shape.back() = w.out;
+  Tensor y = Tensor::empty(out_shape);
+  linear_into(y, x, w, bias);
+  return y;
+}
+
+void linear_into(const Tensor& y, const Tensor& x, const PackedWeight& w, const Tensor& bias, bool accumulate) {
   Tensor xv = x.contiguous();
   if (xv.dim(-1) != w.in) throw Error("linear: input " + shape_str(xv.shape()) + " with a packed weight [" +
                                       std::to_string(w.out) + ", " + std::to_string(w.in) + "]");
   const int64_t M = xv.numel() / w.in;
-  Shape out_shape = xv.shape();
-  out_shape.back() = w.out;
-  Tensor y = Tensor::empty(out_shape);
+  if (!y.is_contiguous() || y.numel() != M * w.out)
+    throw Error("linear: result " + shape_str(y.shape()) + " for " + std::to_string(M) + " rows of " + std::to_string(w.out));
   Tensor bias_v = bias.defined() ? bias.contiguous().reshape({w.out}) : Tensor();
-  auto& e = packed_matmul(M, w.in, w.out, bias.defined());
-  if (e.pd.weights_desc() != packed_matmul(kPackingRows, w.in, w.out, false).pd.weights_desc()) {
-    run_matmul(y.reshape({M, w.out}), xv.reshape({M, w.in}), false, w.plain, true, bias.defined() ? &bias_v : nullptr, false);
-    return y;
+  auto& e = packed_matmul(M, w.in, w.out, bias.defined(), accumulate);
+  if (e.pd.weights_desc() != packed_matmul(kPackingRows, w.in, w.out, false, false).pd.weights_desc()) {
+    run_matmul(y.reshape({M, w.out}), xv.reshape({M, w.in}), false, w.plain, true, bias.defined() ? &bias_v : nullptr,
+               accumulate);
+    return;
   }
   e.src.set_data_handle(xv.data());
   e.weights.set_data_handle(w.packed.data());
@@ -343,11 +369,10 @@ Tensor linear(const Tensor& x, const PackedWeight& w, const Tensor& bias) {
   if (bias.defined()) e.bias.set_data_handle(bias_v.data());
   e.prim.execute(dnnl_ctx::stream(), e.args);
   dnnl_ctx::stream().wait();
-  return y;
 }
 
-Var linear(const Var& x, const Var& w, const Var& bias, const StepWeightGrad& weight_grad) {
-  return linear_impl(x, w, bias, &weight_grad);
+Var linear(const Var& x, const Var& w, const Var& bias, const StepWeight& step) {
+  return linear_impl(x, w, bias, &step);
 }
 
 }  // namespace heed

@@ -79,26 +79,26 @@ Var dropout(const Var& x, float p, Rng& rng) {
   const int64_t n = xv.numel();
   const uint64_t key = rng.next_key();
   const float keep_scale = 1.f / (1.f - p);
-  // The mask is stored as the multiplier (0 or 1/(1-p)) so backward is one multiply.
-  Tensor mask = Tensor::empty(xv.shape()), out = Tensor::empty(xv.shape());
-  float* pm = mask.data();
+  // Element i is kept unless its counter-based draw falls below p. Backward draws the same
+  // numbers again instead of keeping a mask as large as x: activation memory is what limits
+  // the batch size, and a draw costs about as much as reading a stored mask back.
+  auto multiplier = [key, p, keep_scale](int64_t i) {
+    return uniform_from_bits(splitmix64(key + static_cast<uint64_t>(i))) < p ? 0.f : keep_scale;
+  };
+  Tensor out = Tensor::empty(xv.shape());
   float* po = out.data();
   const float* px = xv.data();
 #pragma omp parallel for schedule(static) if (n > 65536)
-  for (int64_t i = 0; i < n; ++i) {
-    pm[i] = uniform_from_bits(splitmix64(key + static_cast<uint64_t>(i))) < p ? 0.f : keep_scale;
-    po[i] = px[i] * pm[i];
-  }
+  for (int64_t i = 0; i < n; ++i) po[i] = px[i] * multiplier(i);
   Var result(out, needs_grad({&x}));
   if (result.requires_grad()) {
     auto on = result.node_ptr();
-    record_backward([x, mask, on, n] {
+    record_backward([x, on, n, multiplier] {
       if (!on->grad.defined()) return;
       Tensor d = on->grad.clone();
       float* pd = d.data();
-      const float* pm = mask.data();
-#pragma omp parallel for simd if (n > 65536)
-      for (int64_t i = 0; i < n; ++i) pd[i] *= pm[i];
+#pragma omp parallel for schedule(static) if (n > 65536)
+      for (int64_t i = 0; i < n; ++i) pd[i] *= multiplier(i);
       x.accumulate_grad(d);
     });
   }
