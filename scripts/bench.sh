@@ -16,6 +16,8 @@
 #   --phases speed,quality   the training-speed phase, the equal-time quality phase, or both
 #   --quality-side-by-side   train heed and the reference for the quality phase at the same time,
 #                   one thread each (half the wall time)
+#   --reuse-models  quality phase with the models and data of an earlier run in --work: only
+#                   translation speed and BLEU are measured again (after a change to decoding)
 #                   see `scripts/bench_driver.py --help`
 #
 # On a fresh Debian 12 machine it installs python3-torch, sentencepiece and libopenblas0-openmp
