@@ -139,7 +139,7 @@ class GruBahdanau : public Seq2Seq {
       attention.push_back(alpha);
     }
     keep_attention(attention, B, T, batch.src_len);
-    Var readout = readout_layer(concat({concat(states, 1), concat(contexts, 1), y}, -1));
+    Var readout = activate_readout(readout_(concat({concat(states, 1), concat(contexts, 1), y}, -1)));
     return out_(drop(readout, dropout_));  // [B, T, V]
   }
 
@@ -174,8 +174,7 @@ class GruBahdanau : public Seq2Seq {
     Var gi(linear(concat({e, c}, -1).value(), st.input_w, cell_.bias_ih.value()));
     Var s = gru_gates(gi, query_gh[1], Var(st.s));
     st.s = s.value();
-    Var readout(linear(concat({s, c, e}, -1).value(), st.readout_w, readout_.bias.value()));
-    if (c_.readout_act == "tanh") readout = heed::tanh(readout);
+    Var readout = activate_readout(Var(linear(concat({s, c, e}, -1).value(), st.readout_w, readout_.bias.value())));
     Var logits(linear(readout.value(), st.out_w, out_.bias.value()));
     return {log_softmax(logits).value(), alpha};
   }
@@ -183,9 +182,7 @@ class GruBahdanau : public Seq2Seq {
   void reorder(DecoderState& state, const std::vector<int32_t>& rows) override {
     auto& st = static_cast<GruState&>(state);
     st.s = gather_rows(st.s, rows);
-    std::vector<int32_t> source_row(rows.size());
-    for (size_t i = 0; i < rows.size(); ++i) source_row[i] = st.source_row.at(rows[i]);
-    st.source_row = std::move(source_row);
+    st.source_row = gather_rows(st.source_row, rows);
     st.rows = static_cast<int>(rows.size());
   }
 
@@ -213,10 +210,8 @@ class GruBahdanau : public Seq2Seq {
     return reshape(matmul(reshape(alpha, {B, 1, S}), h), {B, h.dim(2)});
   }
 
-  Var readout_layer(const Var& x) {
-    Var o = readout_(x);
-    return c_.readout_act == "tanh" ? heed::tanh(o) : o;
-  }
+  // o_t = tanh(W_o [s_t ; c_t ; e_t] + b_o), or the product alone for readout_act "linear".
+  Var activate_readout(const Var& o) const { return c_.readout_act == "tanh" ? heed::tanh(o) : o; }
 
   void keep_attention(const std::vector<Tensor>& steps, int B, int T, int S) {
     last_attention_ = Tensor::empty({B, T, S});

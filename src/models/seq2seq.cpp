@@ -27,4 +27,14 @@ Tensor gather_rows(const Tensor& t, const std::vector<int32_t>& rows) {
   return out;
 }
 
+std::vector<int32_t> gather_rows(const std::vector<int32_t>& values, const std::vector<int32_t>& rows) {
+  std::vector<int32_t> out(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i] < 0 || static_cast<size_t>(rows[i]) >= values.size())
+      throw Error("reorder: row " + std::to_string(rows[i]) + " of " + std::to_string(values.size()));
+    out[i] = values[rows[i]];
+  }
+  return out;
+}
+
 }  // namespace heed

@@ -36,6 +36,8 @@ struct StepOutput {
 // Rows `rows` of t along its first axis (rows may repeat): what reorder() does to every tensor of
 // a decoder state. Throws heed::Error for a row out of range.
 Tensor gather_rows(const Tensor& t, const std::vector<int32_t>& rows);
+// The same for a per-row index (e.g. each row's encoder row).
+std::vector<int32_t> gather_rows(const std::vector<int32_t>& values, const std::vector<int32_t>& rows);
 
 class Seq2Seq {
  public:

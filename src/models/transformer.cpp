@@ -297,8 +297,7 @@ class Transformer : public Seq2Seq {
         return Var(linear(mixed, w.cross_out, a.out_proj.bias.value()));
       });
       x = sublayer(x, layer.norm3, [&](const Var& in) {
-        Var hidden(linear(in.value(), w.linear1, layer.linear1.bias.value()));
-        hidden = c_.activation == "gelu" ? gelu(hidden) : relu(hidden);
+        Var hidden = ffn_activation(Var(linear(in.value(), w.linear1, layer.linear1.bias.value())));
         return Var(linear(hidden.value(), w.linear2, layer.linear2.bias.value()));
       });
     }
@@ -312,9 +311,7 @@ class Transformer : public Seq2Seq {
     auto& st = static_cast<TransformerState&>(state);
     for (auto* caches : {&st.self_keys, &st.self_values})
       for (auto& cache : *caches) cache = copy_cache(cache, &rows, st.length, cache.dim(2));
-    std::vector<int32_t> source_row(rows.size());
-    for (size_t i = 0; i < rows.size(); ++i) source_row[i] = st.source_row.at(rows[i]);
-    st.source_row = std::move(source_row);
+    st.source_row = gather_rows(st.source_row, rows);
     st.rows = static_cast<int>(rows.size());
   }
 
@@ -336,10 +333,10 @@ class Transformer : public Seq2Seq {
   }
 
   Var feed_forward(const Linear& linear1, const Linear& linear2, const Var& x) {
-    Var hidden = linear1(x);
-    hidden = c_.activation == "gelu" ? gelu(hidden) : relu(hidden);
-    return linear2(drop(hidden, dropout_));
+    return linear2(drop(ffn_activation(linear1(x)), dropout_));
   }
+
+  Var ffn_activation(const Var& hidden) const { return c_.activation == "gelu" ? gelu(hidden) : relu(hidden); }
 
   // [B, L, parts·d] (projections side by side) → `parts` tensors [B·h, L, d_h], one permuting copy.
   std::vector<Var> split_heads(const Var& x, int64_t parts) const {

@@ -20,7 +20,28 @@ struct MatmulEntry {
   dnnl::matmul prim;
   memory src, weights, dst, bias;
   std::unordered_map<int, memory> args;
+  bool takes_packed = true;  // packed_matmul only: its weights layout is the one pack_weight wrote
 };
+
+// The primitive for `desc` (with a sum post-op when accumulating) and its memory objects.
+MatmulEntry make_matmul_entry(const dnnl::matmul::desc& desc, bool with_bias, bool accumulate) {
+  dnnl::primitive_attr attr;
+  if (accumulate) {
+    dnnl::post_ops po;
+    po.append_sum(1.f);
+    attr.set_post_ops(po);
+  }
+  dnnl::matmul::primitive_desc pd(desc, attr, dnnl_ctx::engine());
+  auto& eng = dnnl_ctx::engine();
+  MatmulEntry entry{pd, dnnl::matmul(pd), memory(pd.src_desc(), eng, nullptr), memory(pd.weights_desc(), eng, nullptr),
+                    memory(pd.dst_desc(), eng, nullptr), memory(), {}};
+  entry.args = {{DNNL_ARG_SRC, entry.src}, {DNNL_ARG_WEIGHTS, entry.weights}, {DNNL_ARG_DST, entry.dst}};
+  if (with_bias) {
+    entry.bias = memory(pd.bias_desc(), eng, nullptr);
+    entry.args.emplace(DNNL_ARG_BIAS, entry.bias);
+  }
+  return entry;
+}
 
 // Logical [batch, rows, cols] view of a dense tensor that may be read transposed.
 struct Operand {
@@ -79,24 +100,9 @@ void run_matmul(const Tensor& c, const Tensor& a, bool ta, const Tensor& b, bool
     memory::desc amd(oa.dims, memory::data_type::f32, oa.strides);
     memory::desc bmd(ob.dims, memory::data_type::f32, ob.strides);
     memory::desc cmd(cdims, memory::data_type::f32, cstrides);
-    dnnl::primitive_attr attr;
-    if (accumulate) {
-      dnnl::post_ops po;
-      po.append_sum(1.f);
-      attr.set_post_ops(po);
-    }
     auto desc = bias ? dnnl::matmul::desc(amd, bmd, memory::desc(bias_dims, memory::data_type::f32, bias_strides), cmd)
                      : dnnl::matmul::desc(amd, bmd, cmd);
-    dnnl::matmul::primitive_desc pd(desc, attr, dnnl_ctx::engine());
-    auto& eng = dnnl_ctx::engine();
-    MatmulEntry entry{pd, dnnl::matmul(pd), memory(pd.src_desc(), eng, nullptr),
-                      memory(pd.weights_desc(), eng, nullptr), memory(pd.dst_desc(), eng, nullptr), memory(), {}};
-    entry.args = {{DNNL_ARG_SRC, entry.src}, {DNNL_ARG_WEIGHTS, entry.weights}, {DNNL_ARG_DST, entry.dst}};
-    if (bias) {
-      entry.bias = memory(pd.bias_desc(), eng, nullptr);
-      entry.args.emplace(DNNL_ARG_BIAS, entry.bias);
-    }
-    return entry;
+    return make_matmul_entry(desc, bias != nullptr, accumulate);
   });
   e.src.set_data_handle(a.data());
   e.weights.set_data_handle(b.data());
@@ -285,44 +291,26 @@ Var linear_impl(const Var& x, const Var& w, const Var& bias, const StepWeight* s
 Var linear(const Var& x, const Var& w, const Var& bias) { return linear_impl(x, w, bias, nullptr); }
 
 namespace {
-// The matmul for x [M, I] · (packed wᵀ) [I, O] (+ bias), and the weights layout it wants.
-struct PackedMatmulEntry {
-  dnnl::matmul::primitive_desc pd;
-  dnnl::matmul prim;
-  memory src, weights, dst, bias;
-  std::unordered_map<int, memory> args;
-};
+constexpr int64_t kPackingRows = 32;  // any row count gives the same layout (checked per entry)
 
-PackedMatmulEntry& packed_matmul(int64_t M, int64_t in, int64_t out, bool with_bias, bool accumulate) {
+// The matmul for x [M, I] · (packed wᵀ) [I, O] (+ bias). Its weights layout is compared once,
+// when the entry is made, with the one pack_weight writes (the entry for kPackingRows rows).
+MatmulEntry& packed_matmul(int64_t M, int64_t in, int64_t out, bool with_bias, bool accumulate) {
   std::string key = "matmul_packed#";
   append_dims(key, {M, in, out});
   key.push_back(with_bias ? 'b' : '-');
   key.push_back(accumulate ? 'a' : '-');
-  return dnnl_ctx::cached<PackedMatmulEntry>(key, [&] {
+  return dnnl_ctx::cached<MatmulEntry>(key, [&] {
     const auto f32 = memory::data_type::f32;
     memory::desc amd({M, in}, f32, memory::format_tag::ab), cmd({M, out}, f32, memory::format_tag::ab);
     memory::desc bmd({in, out}, f32, memory::format_tag::any), bias_md({1, out}, f32, memory::format_tag::ab);
     auto desc = with_bias ? dnnl::matmul::desc(amd, bmd, bias_md, cmd) : dnnl::matmul::desc(amd, bmd, cmd);
-    dnnl::primitive_attr attr;
-    if (accumulate) {
-      dnnl::post_ops po;
-      po.append_sum(1.f);
-      attr.set_post_ops(po);
-    }
-    dnnl::matmul::primitive_desc pd(desc, attr, dnnl_ctx::engine());
-    auto& eng = dnnl_ctx::engine();
-    PackedMatmulEntry e{pd, dnnl::matmul(pd), memory(pd.src_desc(), eng, nullptr), memory(pd.weights_desc(), eng, nullptr),
-                        memory(pd.dst_desc(), eng, nullptr), memory(), {}};
-    e.args = {{DNNL_ARG_SRC, e.src}, {DNNL_ARG_WEIGHTS, e.weights}, {DNNL_ARG_DST, e.dst}};
-    if (with_bias) {
-      e.bias = memory(pd.bias_desc(), eng, nullptr);
-      e.args.emplace(DNNL_ARG_BIAS, e.bias);
-    }
+    MatmulEntry e = make_matmul_entry(desc, with_bias, accumulate);
+    if (M != kPackingRows || with_bias || accumulate)
+      e.takes_packed = e.pd.weights_desc() == packed_matmul(kPackingRows, in, out, false, false).pd.weights_desc();
     return e;
   });
 }
-
-constexpr int64_t kPackingRows = 32;  // any row count gives the same layout (checked at use)
 }  // namespace
 
 PackedWeight pack_weight(const Tensor& w) {
@@ -358,7 +346,7 @@ void linear_into(const Tensor& y, const Tensor& x, const PackedWeight& w, const 
     throw Error("linear: result " + shape_str(y.shape()) + " for " + std::to_string(M) + " rows of " + std::to_string(w.out));
   Tensor bias_v = bias.defined() ? bias.contiguous().reshape({w.out}) : Tensor();
   auto& e = packed_matmul(M, w.in, w.out, bias.defined(), accumulate);
-  if (e.pd.weights_desc() != packed_matmul(kPackingRows, w.in, w.out, false, false).pd.weights_desc()) {
+  if (!e.takes_packed) {
     run_matmul(y.reshape({M, w.out}), xv.reshape({M, w.in}), false, w.plain, true, bias.defined() ? &bias_v : nullptr,
                accumulate);
     return;
