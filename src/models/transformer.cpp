@@ -23,11 +23,12 @@
 //
 // Speed: q, k and v come from one product with in_proj_weight; all heads' scores are one 3-D
 // matmul over [B·h, T, d_h]; the vocabulary projection runs once over all positions. step()
-// keeps per-layer key/value caches (cached_attention.hpp), so a step costs O(current length).
+// keeps every earlier step's keys and values where they were computed (cached_attention.hpp), so
+// a step costs O(current length) and following a beam copies no cache.
 #include "models/transformer.hpp"
 
 #include <cmath>
-#include <cstring>
+#include <algorithm>
 #include <functional>
 #include <limits>
 #include <numeric>
@@ -80,14 +81,16 @@ struct DecoderLayer {
   LayerNorm norm1, norm2, norm3;
 };
 
-// Beam rows share their sentence's encoder rows (source_row): the cross-attention keys and
-// values are never copied; reorder() moves only the self-attention caches' used positions.
+// Beam rows share their sentence's encoder rows (source_row), and a row's self-attention history
+// is found through `ancestor` in the projections of earlier steps: reorder() moves row indices,
+// never a key or a value.
 struct TransformerState : DecoderState {
-  int length = 0;                   // decoder positions already in the self-attention caches
+  int length = 0;                   // decoder positions computed so far
   std::vector<int32_t> source_row;  // [N]: the encoder row (sentence) of each row
   Tensor pad_mask;                  // [B, S]: 1 at source pads
-  std::vector<Tensor> self_keys, self_values;    // per layer [N, h, capacity, d_h]
-  std::vector<Tensor> cross_keys, cross_values;  // per layer [B, h, S, d_h]
+  std::vector<std::vector<Tensor>> self_qkv;   // [layer][position]: q | k | v of that step's rows [N_j, 3d]
+  std::vector<std::vector<int32_t>> ancestor;  // [position][n]: the row of step j that row n continues
+  std::vector<Tensor> cross_kv;                // per layer [B, S, 2d]: keys | values of the encoder output
   // A decoder layer's step weights, packed once per start() (see PackedWeight).
   struct LayerWeights {
     PackedWeight self_in, self_out, cross_q, cross_out, linear1, linear2;
@@ -95,22 +98,6 @@ struct TransformerState : DecoderState {
   std::vector<LayerWeights> weights;
   PackedWeight vocab;  // the tied output projection, tgt_emb [V, d]
 };
-
-// Cache rows `rows` (all rows in order when null) of [N, h, capacity, d_h] into a cache with
-// room for `capacity` positions; only the first `used` positions are copied.
-Tensor copy_cache(const Tensor& cache, const std::vector<int32_t>* rows, int64_t used, int64_t capacity) {
-  const int64_t h = cache.dim(1), old_cap = cache.dim(2), dh = cache.dim(3);
-  const int64_t n_out = rows ? static_cast<int64_t>(rows->size()) : cache.dim(0);
-  Tensor out = Tensor::empty({n_out, h, capacity, dh});
-  for (int64_t n = 0; n < n_out; ++n) {
-    const int64_t from = rows ? (*rows)[n] : n;
-    if (from < 0 || from >= cache.dim(0)) throw Error("reorder: row " + std::to_string(from) + " of " + std::to_string(cache.dim(0)));
-    for (int64_t k = 0; k < h; ++k)
-      std::memcpy(out.data() + (n * h + k) * capacity * dh, cache.data() + (from * h + k) * old_cap * dh,
-                  used * dh * sizeof(float));
-  }
-  return out;
-}
 
 // PE rows 0…rows−1, computed in double and rounded to float (as the reference does).
 Tensor sinusoids(int64_t rows, int64_t d) {
@@ -241,20 +228,17 @@ class Transformer : public Seq2Seq {
 
   std::unique_ptr<DecoderState> start(const EncoderOutput& enc) override {
     NoGradGuard no_grad;
-    const int64_t d = c_.d_model, N = enc.batch, S = enc.src_len, h = c_.heads;
+    const int64_t d = c_.d_model;
     auto st = std::make_unique<TransformerState>();
     st->rows = enc.batch;
     st->source_row.resize(enc.batch);
     std::iota(st->source_row.begin(), st->source_row.end(), 0);
     st->pad_mask = enc.pad_mask();
+    st->self_qkv.resize(decoder_.size());
     for (const auto& layer : decoder_) {
       const Attention& a = layer.multihead_attn;
-      auto kv = split_heads(
-          linear(enc.states, slice_rows(a.in_proj_weight, d, 3 * d), slice_rows(a.in_proj_bias, d, 3 * d)), 2);
-      st->cross_keys.push_back(kv[0].value().reshape({N, h, S, dh_}));
-      st->cross_values.push_back(kv[1].value().reshape({N, h, S, dh_}));
-      st->self_keys.push_back(Tensor::empty({N, h, kInitialCapacity, dh_}));
-      st->self_values.push_back(Tensor::empty({N, h, kInitialCapacity, dh_}));
+      st->cross_kv.push_back(
+          linear(enc.states, slice_rows(a.in_proj_weight, d, 3 * d), slice_rows(a.in_proj_bias, d, 3 * d)).value().contiguous());
       st->weights.push_back({pack_weight(layer.self_attn.in_proj_weight.value()),
                              pack_weight(layer.self_attn.out_proj.weight.value()),
                              pack_weight(a.in_proj_weight.value().slice(0, d)), pack_weight(a.out_proj.weight.value()),
@@ -270,30 +254,49 @@ class Transformer : public Seq2Seq {
     const int64_t N = st.rows, d = c_.d_model, pos = st.length, S = st.pad_mask.dim(1);
     if (static_cast<int64_t>(previous.size()) != N)
       throw Error("transformer step: " + std::to_string(previous.size()) + " tokens for " + std::to_string(N) + " rows");
-    make_room(st, pos + 1);
     StepOutput result;
     result.attention = Tensor::empty({N, S});
     Var x = reshape(embed(tgt_emb_, previous, N, 1, pos), {N, d});
+    // Row n's keys and values: its ancestors' at earlier positions, its own at `pos`; its
+    // sentence's encoder rows, with their pads, for cross-attention.
+    std::vector<int32_t> self_rows(N * (pos + 1)), cross_rows(N * S);
+    std::vector<float> cross_pad(N * S);
+    for (int64_t n = 0; n < N; ++n) {
+      for (int64_t j = 0; j < pos; ++j) self_rows[n * (pos + 1) + j] = st.ancestor[j][n];
+      self_rows[n * (pos + 1) + pos] = static_cast<int32_t>(n);
+      std::fill_n(cross_rows.begin() + n * S, S, st.source_row[n]);
+      std::copy_n(st.pad_mask.data() + st.source_row[n] * S, S, cross_pad.begin() + n * S);
+    }
+    std::vector<const float*> keys(std::max(pos + 1, S)), values(keys.size());
     for (size_t l = 0; l < decoder_.size(); ++l) {
       const DecoderLayer& layer = decoder_[l];
       const TransformerState::LayerWeights& w = st.weights[l];
       x = sublayer(x, layer.norm1, [&](const Var& in) {
         const Attention& a = layer.self_attn;
-        Tensor qkv = linear(in.value(), w.self_in, a.in_proj_bias.value());  // [N, 3d]: q | k | v
-        append_position(st.self_keys[l], qkv, d, pos);
-        append_position(st.self_values[l], qkv, 2 * d, pos);
+        std::vector<Tensor>& history = st.self_qkv[l];
+        history.push_back(linear(in.value(), w.self_in, a.in_proj_bias.value()));  // [N, 3d]: q | k | v
+        for (int64_t j = 0; j <= pos; ++j) {
+          keys[j] = history[j].data() + d;
+          values[j] = history[j].data() + 2 * d;
+        }
         Tensor mixed = Tensor::empty({N, d});
-        cached_attention(qkv.data(), 3 * d, N, nullptr, st.self_keys[l], st.self_values[l], pos + 1, nullptr,
+        cached_attention(history.back().data(), 3 * d, N, c_.heads, dh_,
+                         AttentionMemory{keys.data(), values.data(), self_rows.data(), 3 * d, pos + 1}, nullptr,
                          mixed.data(), nullptr);
         return Var(linear(mixed, w.self_out, a.out_proj.bias.value()));
       });
       x = sublayer(x, layer.norm2, [&](const Var& in) {
         const Attention& a = layer.multihead_attn;
         Tensor q = linear(in.value(), w.cross_q, a.in_proj_bias.value().slice(0, d));
+        for (int64_t j = 0; j < S; ++j) {
+          keys[j] = st.cross_kv[l].data() + j * 2 * d;
+          values[j] = keys[j] + d;
+        }
         Tensor mixed = Tensor::empty({N, d});
         const bool last = l + 1 == decoder_.size();
-        cached_attention(q.data(), d, N, st.source_row.data(), st.cross_keys[l], st.cross_values[l], S,
-                         st.pad_mask.data(), mixed.data(), last ? result.attention.data() : nullptr);
+        cached_attention(q.data(), d, N, c_.heads, dh_,
+                         AttentionMemory{keys.data(), values.data(), cross_rows.data(), S * 2 * d, S},
+                         cross_pad.data(), mixed.data(), last ? result.attention.data() : nullptr);
         return Var(linear(mixed, w.cross_out, a.out_proj.bias.value()));
       });
       x = sublayer(x, layer.norm3, [&](const Var& in) {
@@ -303,21 +306,20 @@ class Transformer : public Seq2Seq {
     }
     if (c_.pre_norm) x = dec_norm_(x);
     result.log_probs = log_softmax(Var(linear(x.value(), st.vocab, Tensor()))).value();
+    st.ancestor.emplace_back(N);
+    std::iota(st.ancestor.back().begin(), st.ancestor.back().end(), 0);
     st.length = static_cast<int>(pos + 1);
     return result;
   }
 
   void reorder(DecoderState& state, const std::vector<int32_t>& rows) override {
     auto& st = static_cast<TransformerState&>(state);
-    for (auto* caches : {&st.self_keys, &st.self_values})
-      for (auto& cache : *caches) cache = copy_cache(cache, &rows, st.length, cache.dim(2));
+    for (auto& step_rows : st.ancestor) step_rows = gather_rows(step_rows, rows);
     st.source_row = gather_rows(st.source_row, rows);
     st.rows = static_cast<int>(rows.size());
   }
 
  private:
-  static constexpr int64_t kInitialCapacity = 16;  // positions; the caches double when full
-
   Var embed(const Embedding& table, const std::vector<int32_t>& ids, int64_t rows, int64_t len, int64_t offset) {
     if (offset + len > c_.max_positions)
       throw Error("a sequence of " + std::to_string(offset + len) + " positions exceeds model.transformer.max_positions (" +
@@ -365,22 +367,6 @@ class Transformer : public Seq2Seq {
     for (int64_t i = 0; i < T; ++i)
       for (int64_t j = i + 1; j < T; ++j) m.data()[i * T + j] = 1.f;
     return m;
-  }
-
-  void make_room(TransformerState& st, int64_t positions) const {
-    if (st.self_keys.empty() || positions <= st.self_keys[0].dim(2)) return;
-    const int64_t capacity = std::max(positions, 2 * st.self_keys[0].dim(2));
-    for (auto* caches : {&st.self_keys, &st.self_values})
-      for (auto& cache : *caches) cache = copy_cache(cache, nullptr, st.length, capacity);
-  }
-
-  // cache[n, head, pos, :] = row n of `projected` [N, 3d], columns offset + head·d_h …
-  void append_position(const Tensor& cache, const Tensor& projected, int64_t offset, int64_t pos) const {
-    const int64_t N = cache.dim(0), h = cache.dim(1), capacity = cache.dim(2), width = projected.dim(1);
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t k = 0; k < h; ++k)
-        std::memcpy(cache.data() + ((n * h + k) * capacity + pos) * dh_, projected.data() + n * width + offset + k * dh_,
-                    dh_ * sizeof(float));
   }
 
   TransformerConfig c_;
