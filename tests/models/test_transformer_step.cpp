@@ -8,12 +8,12 @@
 using namespace heed;
 
 namespace {
-std::unique_ptr<Seq2Seq> tiny(bool pre_norm, const std::string& activation, uint64_t seed) {
+std::unique_ptr<Seq2Seq> tiny(bool pre_norm, const std::string& activation, uint64_t seed, int heads = 4) {
   ModelConfig c;
   c.arch = "transformer";
   c.dropout = 0.1f;  // must not matter: decoding runs in eval mode
   c.transformer.d_model = 16;
-  c.transformer.heads = 4;
+  c.transformer.heads = heads;
   c.transformer.ffn_dim = 24;
   c.transformer.enc_layers = 2;
   c.transformer.dec_layers = 2;
@@ -26,10 +26,12 @@ std::unique_ptr<Seq2Seq> tiny(bool pre_norm, const std::string& activation, uint
 TEST_CASE("Transformer step-by-step decoding equals the teacher-forced forward pass", "[transformer][step]") {
   SECTION("post-norm, relu") { step_checks::steps_match_forward(*tiny(false, "relu", 7), step_checks::test_batch()); }
   SECTION("pre-norm, gelu") { step_checks::steps_match_forward(*tiny(true, "gelu", 8), step_checks::test_batch()); }
+  SECTION("one head") { step_checks::steps_match_forward(*tiny(false, "relu", 9, 1), step_checks::test_batch()); }
 }
 
 TEST_CASE("Transformer reorder follows beams: repeated, permuted and dropped rows", "[transformer][step]") {
   step_checks::reorder_follows_rows(*tiny(false, "relu", 11), step_checks::test_batch());
+  step_checks::reorder_follows_rows(*tiny(false, "relu", 12, 1), step_checks::test_batch());
 }
 
 TEST_CASE("Transformer positions beyond max_positions are an error, not a crash", "[transformer][step]") {
