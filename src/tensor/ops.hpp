@@ -33,7 +33,7 @@ Var linear(const Var& x, const Var& w, const Var& bias);
 // rows: a decoding step runs 1.3–1.5× faster at 32 rows with packed weights (measured). The
 // layout does not depend on the number of rows. A snapshot: repack after w changes.
 struct PackedWeight {
-  Tensor plain;   // w itself (the fallback should oneDNN choose another layout for some shape)
+  Tensor plain;   // w itself, maybe strided (the fallback should oneDNN choose another layout for some shape)
   Tensor packed;  // the blocked copy, an opaque float buffer
   int64_t out = 0, in = 0;
 };

@@ -79,6 +79,26 @@ TEST_CASE("linear matches x·wᵀ + b") {
   require_close(y.value(), want, 1e-5, "linear");
 }
 
+TEST_CASE("linear with a packed weight matches x·wᵀ + b, the weight dense or a transposed view") {
+  for (int64_t rows : {1, 6, 32, 45}) {
+    INFO(rows << " rows");
+    Tensor x = random_tensor({rows, 20}, 4), w = random_tensor({36, 20}, 5), wt = random_tensor({20, 36}, 6);
+    Tensor bias = random_tensor({36}, 7);
+    auto want = naive_matmul(x, w, false, true);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t o = 0; o < 36; ++o) want[r * 36 + o] += bias.data()[o];
+    require_close(linear(x, pack_weight(w), bias), want, 1e-5, "dense weight");
+    // wt viewed as [36, 20] without a copy: the packing reads its strides
+    const Tensor view = wt.transpose(0, 1);
+    REQUIRE(!view.is_contiguous());
+    Tensor y = Tensor::full({rows, 36}, 1.f);
+    linear_into(y, x, pack_weight(view), Tensor(), true);
+    auto want_view = naive_matmul(x, wt, false, false);
+    for (auto& v : want_view) v += 1.0;
+    require_close(y, want_view, 1e-5, "transposed view, accumulated");
+  }
+}
+
 TEST_CASE("elementwise ops and activations match their formulas") {
   Tensor a = random_tensor({2, 3, 5}, 1, -4, 4), b = random_tensor({3, 1}, 2);
   std::vector<double> add_ref, mul_ref, tanh_ref, sig_ref, relu_ref, gelu_ref;

@@ -316,13 +316,13 @@ MatmulEntry& packed_matmul(int64_t M, int64_t in, int64_t out, bool with_bias, b
 PackedWeight pack_weight(const Tensor& w) {
   if (w.ndim() != 2) throw Error("pack_weight: a 2-D weight [out, in] expected, got " + shape_str(w.shape()));
   PackedWeight p;
-  p.plain = w.contiguous();
+  p.plain = w;  // may be a strided view (wᵀ for a backward product): the reorder reads its strides
   p.out = w.dim(0);
   p.in = w.dim(1);
   auto& e = packed_matmul(kPackingRows, p.in, p.out, false, false);
   const memory::desc& packed_md = e.pd.weights_desc();
   p.packed = Tensor::empty({static_cast<int64_t>((packed_md.get_size() + sizeof(float) - 1) / sizeof(float))});
-  memory plain_mem = dnnl_ctx::memory({p.in, p.out}, {1, p.in}, p.plain.data());  // wᵀ as a strided view
+  memory plain_mem = dnnl_ctx::memory({p.in, p.out}, {w.strides()[1], w.strides()[0]}, w.data());  // wᵀ, strided
   memory packed_mem(packed_md, dnnl_ctx::engine(), p.packed.data());
   dnnl::reorder(plain_mem, packed_mem).execute(dnnl_ctx::stream(), plain_mem, packed_mem);
   dnnl_ctx::stream().wait();
@@ -347,8 +347,8 @@ void linear_into(const Tensor& y, const Tensor& x, const PackedWeight& w, const 
   Tensor bias_v = bias.defined() ? bias.contiguous().reshape({w.out}) : Tensor();
   auto& e = packed_matmul(M, w.in, w.out, bias.defined(), accumulate);
   if (!e.takes_packed) {
-    run_matmul(y.reshape({M, w.out}), xv.reshape({M, w.in}), false, w.plain, true, bias.defined() ? &bias_v : nullptr,
-               accumulate);
+    run_matmul(y.reshape({M, w.out}), xv.reshape({M, w.in}), false, w.plain.contiguous(), true,
+               bias.defined() ? &bias_v : nullptr, accumulate);
     return;
   }
   e.src.set_data_handle(xv.data());
