@@ -15,7 +15,7 @@ Adam::Adam(const ParameterSet& params, AdamOptions options) : o_(options) {
   }
 }
 
-void Adam::step(float lr) {
+void Adam::step(float lr, float grad_scale) {
   ++steps_;
   const float bc1 = 1.f - std::pow(o_.beta1, static_cast<float>(steps_));
   const float bc2 = 1.f - std::pow(o_.beta2, static_cast<float>(steps_));
@@ -31,7 +31,7 @@ void Adam::step(float lr) {
     const int64_t n = params_[i].value().numel();
 #pragma omp parallel for simd schedule(static) if (n > 65536)
     for (int64_t j = 0; j < n; ++j) {
-      float gj = pg ? pg[j] : 0.f;
+      float gj = pg ? pg[j] * grad_scale : 0.f;
       if (decoupled)
         p[j] -= lr * wd * p[j];
       else
@@ -67,11 +67,9 @@ double global_grad_norm(const ParameterSet& params) {
   return std::sqrt(total);
 }
 
-void clip_grad_norm(const ParameterSet& params, double norm, float max_norm) {
+float clip_factor(double norm, float max_norm) {
   const double factor = max_norm / (norm + 1e-6);
-  if (factor >= 1.0) return;
-  for (const auto& [name, var] : params.all())
-    if (var.grad().defined()) scale_into(var.grad(), static_cast<float>(factor));
+  return factor >= 1.0 ? 1.f : static_cast<float>(factor);
 }
 
 }  // namespace heed

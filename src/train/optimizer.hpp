@@ -19,8 +19,9 @@ struct AdamOptions {
 class Adam {
  public:
   Adam(const ParameterSet& params, AdamOptions options);
-  // One update with learning rate lr from the parameters' current gradients (undefined = zero).
-  void step(float lr);
+  // One update with learning rate lr from the parameters' current gradients (undefined = zero)
+  // times grad_scale: clipping folded into the update, so the gradients are read once.
+  void step(float lr, float grad_scale = 1.f);
   int64_t steps() const { return steps_; }
 
   // Moments by parameter name, for the trainer state.
@@ -37,7 +38,7 @@ class Adam {
 
 // √(Σ g²) over every parameter gradient (double accumulation); NaN/Inf propagate.
 double global_grad_norm(const ParameterSet& params);
-// Scales every gradient by min(1, max_norm / (norm + 1e-6)), as torch's clip_grad_norm_.
-void clip_grad_norm(const ParameterSet& params, double norm, float max_norm);
+// The factor torch's clip_grad_norm_ scales every gradient by: min(1, max_norm / (norm + 1e-6)).
+float clip_factor(double norm, float max_norm);
 
 }  // namespace heed

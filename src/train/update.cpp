@@ -21,8 +21,7 @@ UpdateOutcome apply_update(const ParameterSet& params, Adam& adam, double loss_s
   out.grad_norm = global_grad_norm(params);
   out.applied = std::isfinite(out.grad_norm) && std::isfinite(loss_sum);
   if (out.applied) {
-    if (clip_norm > 0) clip_grad_norm(params, out.grad_norm, clip_norm);
-    adam.step(lr);
+    adam.step(lr, clip_norm > 0 ? clip_factor(out.grad_norm, clip_norm) : 1.f);
   }
   params.zero_grad();
   return out;
