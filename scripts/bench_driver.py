@@ -36,6 +36,12 @@ What it does, in order (every run prints the load average before it starts):
    Translation speed: the reference's own figure (encoding + search, model loading excluded);
    heed's from its final `translate:` log line (tokenizing, search and detokenizing; model
    loading excluded). Output tokens exclude </s> in both.
+5. Translation speed with one model: the models of step 4 differ (their outputs differ in
+   length, so the systems do different amounts of search). heed's model is also converted into
+   a reference checkpoint (same parameter names; the reference's vocabulary = heed's pieces in
+   id order, so the ids agree) and both translate the dev set with it, alternating: the same
+   search over the same model, so equal outputs are expected and counted, and the ratio
+   compares speed alone.
 
 Prints a table and writes everything as JSON (--json). Standard library only.
 """
@@ -432,6 +438,72 @@ def run_ref_translate(args, runner, data, model, beam, name):
             "output": text, "peak_rss_mib": r["peak_rss_mib"], "load": r["load"], "busy": r["busy"]}
 
 
+# Run by the reference's interpreter: heed's model directory -> a checkpoint of the reference
+# (its own build_model and checkpoint format), vocabulary = heed's pieces in id order.
+EXPORT_SCRIPT = r"""
+import json, os, sys
+import torch
+peer, model_dir, arch, out = sys.argv[1:5]
+sys.path.insert(0, os.path.dirname(peer))
+import torch_nmt as P
+with open(os.path.join(model_dir, "config.json")) as f:
+    cfg = json.load(f)["model"]
+with open(os.path.join(model_dir, "tokenizer.json")) as f:
+    itos = json.load(f)["vocab"]
+if itos[:4] != P.SPECIALS:
+    sys.exit(f"export: heed's first pieces {itos[:4]} are not the reference's specials {P.SPECIALS}")
+if arch == "gru":
+    g = cfg["gru"]
+    config = dict(P.GRU_DEFAULTS, emb=g["emb_dim"], enc_hidden=g["enc_hidden"], dec_hidden=g["dec_hidden"],
+                  attn_dim=g["attn_dim"], readout_dim=g["readout_dim"], readout_act=g["readout_act"],
+                  tie_output=g["tie_output"], dropout=cfg["dropout"])
+else:
+    t = cfg["transformer"]
+    config = dict(P.TRANSFORMER_DEFAULTS, d_model=t["d_model"], heads=t["heads"], ffn=t["ffn_dim"],
+                  enc_layers=t["enc_layers"], dec_layers=t["dec_layers"], pre_norm=t["pre_norm"],
+                  share_all_embeddings=cfg["share_embeddings"], dropout=cfg["dropout"])
+model = P.build_model(arch, len(itos), config)
+tensors, _ = P.read_safetensors(os.path.join(model_dir, "model.safetensors"))
+state = model.state_dict()
+params = {name for name, _ in model.named_parameters()}
+missing = sorted(params - tensors.keys())
+if missing:
+    sys.exit(f"export: heed's model has no {missing[:5]}")
+for name, (dtype, shape, values) in tensors.items():
+    if name not in state or list(state[name].shape) != shape:
+        sys.exit(f"export: {name} {shape} does not fit the reference model")
+    state[name] = torch.tensor(values, dtype=torch.float32).reshape(shape)
+model.load_state_dict(state)
+torch.save({"arch": arch, "config": config, "vocab": itos, "state_dict": model.state_dict(),
+            "train_args": {"exported_from": "heed"}}, out + ".tmp")
+os.replace(out + ".tmp", out)
+"""
+
+
+def export_to_reference(args, runner, arch, model_dir, out):
+    runner.run(f"export-{arch}", [args.python, "-c", EXPORT_SCRIPT, args.peer, model_dir, arch, out])
+    return out
+
+
+def identical_lines(a, b):
+    x, y = read_lines(a), read_lines(b)
+    return sum(1 for p, q in zip(x, y) if p == q), max(len(x), len(y))
+
+
+def translate_pairs(args, runner, data, arch, heed_model, ref_model, beam, tag):
+    pairs = []
+    for i in range(args.pairs):
+        hh = run_heed_translate(args, runner, data, arch, heed_model, beam, f"translate{tag}-{arch}-b{beam}-heed-{i}")
+        rr = run_ref_translate(args, runner, data, ref_model, beam, f"translate{tag}-{arch}-b{beam}-ref-{i}")
+        pairs.append({"heed": hh, "ref": rr})
+        log(f"    heed {hh['sent_per_s']:.1f} sent/s {hh['tok_per_s']:.0f} tok/s | reference "
+            f"{rr['sent_per_s']:.1f} sent/s {rr['tok_per_s']:.0f} tok/s | ratio (sent/s) "
+            f"{hh['sent_per_s'] / rr['sent_per_s']:.2f}")
+    sent, tok = summarise_pairs(pairs, "sent_per_s"), summarise_pairs(pairs, "tok_per_s")
+    return {"pairs": pairs, "sent_per_s": sent, "tok_per_s": tok,
+            "target_met": (sent["median_ratio"] or 0) >= TRANSLATE_TARGET}
+
+
 def bleu(args, runner, data, hyp, name):
     r = runner.run(name, [args.heed, "bleu", os.path.join(data["dir"], f"dev.{args.tgt}"), "-i", hyp, "-b"])
     return float(r["stdout"].split()[0])
@@ -597,19 +669,18 @@ def main():
                    "ref": {"steps": r["steps"], "final_train_nll": r["final_train_nll"]}}
         tr = {}
         for beam in (1, 5):
-            pairs = []
-            for i in range(args.pairs):
-                hh = run_heed_translate(args, runner, data, arch, h["model_dir"], beam, f"translate-{arch}-b{beam}-heed-{i}")
-                rr = run_ref_translate(args, runner, data, ref_model, beam, f"translate-{arch}-b{beam}-ref-{i}")
-                pairs.append({"heed": hh, "ref": rr})
-                log(f"    heed {hh['sent_per_s']:.1f} sent/s {hh['tok_per_s']:.0f} tok/s | reference "
-                    f"{rr['sent_per_s']:.1f} sent/s {rr['tok_per_s']:.0f} tok/s | ratio (sent/s) "
-                    f"{hh['sent_per_s'] / rr['sent_per_s']:.2f}")
-            sent, tok = summarise_pairs(pairs, "sent_per_s"), summarise_pairs(pairs, "tok_per_s")
-            tr[f"beam{beam}"] = {"pairs": pairs, "sent_per_s": sent, "tok_per_s": tok,
-                                 "target_met": (sent["median_ratio"] or 0) >= TRANSLATE_TARGET}
-            quality["heed"][f"bleu_beam{beam}"] = bleu(args, runner, data, pairs[0]["heed"]["output"], f"bleu-{arch}-b{beam}-heed")
-            quality["ref"][f"bleu_beam{beam}"] = bleu(args, runner, data, pairs[0]["ref"]["output"], f"bleu-{arch}-b{beam}-ref")
+            log(f"  translation, {arch}, beam {beam}: each system with its own model")
+            tr[f"beam{beam}"] = t = translate_pairs(args, runner, data, arch, h["model_dir"], ref_model, beam, "")
+            quality["heed"][f"bleu_beam{beam}"] = bleu(args, runner, data, t["pairs"][0]["heed"]["output"], f"bleu-{arch}-b{beam}-heed")
+            quality["ref"][f"bleu_beam{beam}"] = bleu(args, runner, data, t["pairs"][0]["ref"]["output"], f"bleu-{arch}-b{beam}-ref")
+        exported = export_to_reference(args, runner, arch, h["model_dir"],
+                                       os.path.join(args.work, "models", f"quality-{arch}-heed-as-ref.pt"))
+        for beam in (1, 5):
+            log(f"  translation, {arch}, beam {beam}: both systems with heed's model")
+            tr[f"same_model_beam{beam}"] = t = translate_pairs(args, runner, data, arch, h["model_dir"], exported, beam, "-same")
+            same, total = identical_lines(t["pairs"][0]["heed"]["output"], t["pairs"][0]["ref"]["output"])
+            t["identical_outputs"], t["sentences"] = same, total
+            log(f"    identical translations: {same} of {total}")
         result["translate"][arch] = tr
         result["quality"][arch] = quality
         save(complete=False)
@@ -657,14 +728,20 @@ def print_train_rows(t):
 
 def print_quality_rows(translate, q):
     ok = lambda met: "yes" if met else "NO"
-    for beam in ("beam1", "beam5"):
-        tr = translate[beam]
-        for key, label in (("sent_per_s", "sent/s"), ("tok_per_s", "tok/s")):
-            x = tr[key]
-            met = f"  {ok(tr['target_met'])} (>= 3x)" if key == "sent_per_s" else ""
-            log(f"  {'translate ' + ('greedy' if beam == 'beam1' else 'beam 5') + ' ' + label:32}"
-                f"{num(x['heed_median'], '12.1f')}{num(x['ref_median'], '12.1f')}"
-                f"{' '.join(f'{r:.2f}' for r in x['ratios']):>24}{num(x['median_ratio'], '8.2f')}{met}")
+    for prefix, title in (("", "own models"), ("same_model_", "heed's model in both")):
+        log(f"  translation, {title}:")
+        for beam in ("beam1", "beam5"):
+            tr = translate.get(prefix + beam)
+            if tr is None:
+                continue
+            for key, label in (("sent_per_s", "sent/s"), ("tok_per_s", "tok/s")):
+                x = tr[key]
+                met = f"  {ok(tr['target_met'])} (>= 3x)" if key == "sent_per_s" else ""
+                log(f"  {'  ' + ('greedy' if beam == 'beam1' else 'beam 5') + ' ' + label:32}"
+                    f"{num(x['heed_median'], '12.1f')}{num(x['ref_median'], '12.1f')}"
+                    f"{' '.join(f'{r:.2f}' for r in x['ratios']):>24}{num(x['median_ratio'], '8.2f')}{met}")
+            if "identical_outputs" in tr:
+                log(f"  {'    identical translations':32}{tr['identical_outputs']:>12} of {tr['sentences']}")
     log(f"  {'equal time ' + format(q['minutes'], 'g') + ' min: updates':32}"
         f"{num(q['heed']['steps'], '12')}{num(q['ref']['steps'], '12')}")
     log(f"  {'  final train nll':32}{num(q['heed']['final_train_nll'], '12.3f')}"
