@@ -3,6 +3,8 @@
 # outside this repository): training throughput and peak memory, translation speed (greedy and
 # beam 5), the training step's GFLOP/s against the bare oneDNN matmul rate, and dev BLEU after
 # equal training time, for the GRU–Bahdanau and the Transformer models at their default sizes.
+# Translation speed is measured twice: each system with its own model, and both with heed's
+# model converted into a reference checkpoint (identical search, so the ratio is speed alone).
 # scripts/bench_driver.py does the measuring and documents exactly what is compared and how.
 #
 # Usage: scripts/bench.sh [CORPUS_DIR] [driver options]

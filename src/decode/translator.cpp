@@ -71,6 +71,7 @@ std::vector<TranslationResult> translate_lines(Seq2Seq& model, const Tokenizers&
     if (r.source_tokens.empty()) r.nbest.emplace_back();  // empty line (or one that encodes to nothing)
   }
 
+  const StepWeightsHold hold(model);  // the parameters stay as they are until every batch is done
   for (const auto& members : make_batches(results, batching)) {
     throw_if_interrupted();
     std::vector<std::vector<int32_t>> sources;

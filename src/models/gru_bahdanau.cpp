@@ -41,16 +41,20 @@ namespace {
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // Beam rows share their sentence's encoder rows (source_row), so reorder() only moves s.
+// The step's weights, packed: [att_query; cell.weight_hh] with its bias (both products of
+// s_{t-1} in one, as in forward()), cell.weight_ih, readout, out.
+struct GruStepWeights {
+  PackedWeight state_w, input_w, readout_w, out_w;
+  Tensor state_b;
+};
+
 struct GruState : DecoderState {
   Tensor s;                         // [N, D]
   std::vector<int32_t> source_row;  // [N]: the encoder row (sentence) of each row
   Tensor h;                         // [B, S, 2H]
   Tensor keys;                      // [B, S, A]
   Tensor pad_mask;                  // [B, S]
-  // The step's weights, packed once per start(): [att_query; cell.weight_hh] with its bias
-  // (both products of s_{t-1} in one, as in forward()), cell.weight_ih, readout, out.
-  PackedWeight state_w, input_w, readout_w, out_w;
-  Tensor state_b;
+  std::shared_ptr<const GruStepWeights> weights;  // held by the model, or prepared by start()
 };
 
 class GruBahdanau : public Seq2Seq {
@@ -153,29 +157,28 @@ class GruBahdanau : public Seq2Seq {
     st->pad_mask = enc.pad_mask();
     st->source_row.resize(enc.batch);
     std::iota(st->source_row.begin(), st->source_row.end(), 0);
-    st->state_w = pack_weight(concat({att_query_.weight, cell_.weight_hh}, 0).value());
-    st->state_b = concat({att_query_.bias, cell_.bias_hh}, 0).value();
-    st->input_w = pack_weight(cell_.weight_ih.value());
-    st->readout_w = pack_weight(readout_.weight.value());
-    st->out_w = pack_weight(out_.weight.value());
+    st->weights = held_ ? held_ : step_weights();
     return st;
   }
+
+  void hold_step_weights(bool on) override { held_ = on ? step_weights() : nullptr; }
 
   StepOutput step(DecoderState& state, const std::vector<int32_t>& previous) override {
     NoGradGuard no_grad;
     auto& st = static_cast<GruState&>(state);
     const int N = st.rows;
     Var e = tgt_emb_(previous, {N});
-    auto query_gh = split(Var(linear(st.s, st.state_w, st.state_b)), {c_.attn_dim, 3 * c_.dec_hidden}, 1);
+    const GruStepWeights& w = *st.weights;
+    auto query_gh = split(Var(linear(st.s, w.state_w, w.state_b)), {c_.attn_dim, 3 * c_.dec_hidden}, 1);
     Tensor alpha, context;
     additive_attention_step(query_gh[0].value(), st.keys, att_v_.weight.value(), st.h, st.pad_mask, st.source_row,
                             alpha, context);
     Var c(context);
-    Var gi(linear(concat({e, c}, -1).value(), st.input_w, cell_.bias_ih.value()));
+    Var gi(linear(concat({e, c}, -1).value(), w.input_w, cell_.bias_ih.value()));
     Var s = gru_gates(gi, query_gh[1], Var(st.s));
     st.s = s.value();
-    Var readout = activate_readout(Var(linear(concat({s, c, e}, -1).value(), st.readout_w, readout_.bias.value())));
-    Var logits(linear(readout.value(), st.out_w, out_.bias.value()));
+    Var readout = activate_readout(Var(linear(concat({s, c, e}, -1).value(), w.readout_w, readout_.bias.value())));
+    Var logits(linear(readout.value(), w.out_w, out_.bias.value()));
     return {log_softmax(logits).value(), alpha};
   }
 
@@ -187,6 +190,17 @@ class GruBahdanau : public Seq2Seq {
   }
 
  private:
+  std::shared_ptr<const GruStepWeights> step_weights() const {
+    NoGradGuard no_grad;
+    auto w = std::make_shared<GruStepWeights>();
+    w->state_w = pack_weight(concat({att_query_.weight, cell_.weight_hh}, 0).value());
+    w->state_b = concat({att_query_.bias, cell_.bias_hh}, 0).value();
+    w->input_w = pack_weight(cell_.weight_ih.value());
+    w->readout_w = pack_weight(readout_.weight.value());
+    w->out_w = pack_weight(out_.weight.value());
+    return w;
+  }
+
   Var run_direction(const Var& x, const GruWeights& w, const std::vector<int32_t>& lengths, bool reverse) {
     return gru_sequence(linear(x, w.weight_ih, w.bias_ih), w.weight_hh, w.bias_hh, lengths, reverse);
   }
@@ -228,6 +242,7 @@ class GruBahdanau : public Seq2Seq {
   Linear init_state_, att_query_, att_key_, att_v_, readout_, out_;
   GruWeights cell_;
   Tensor last_attention_;
+  std::shared_ptr<const GruStepWeights> held_;  // while decoding holds them (StepWeightsHold)
 };
 
 }  // namespace

@@ -61,6 +61,10 @@ class Seq2Seq {
   virtual int target_vocab() const = 0;
   // Decoder positions step() can go through (0: no limit); beam search ends hypotheses there.
   virtual int max_target_positions() const { return 0; }
+  // While held (StepWeightsHold), start() shares one prepared copy of the step weights (packed
+  // for the per-step products) instead of preparing it for every batch. The parameters must not
+  // change while it is held. Models without such weights ignore it.
+  virtual void hold_step_weights(bool /*on*/) {}
 
   ParameterSet& parameters() { return params_; }
   const ParameterSet& parameters() const { return params_; }
@@ -75,6 +79,18 @@ class Seq2Seq {
   ParameterSet params_;
   bool training_ = false;
   Rng rng_;
+};
+
+// Holds a model's step weights for a scope: decoding many batches with unchanging parameters.
+class StepWeightsHold {
+ public:
+  explicit StepWeightsHold(Seq2Seq& model) : model_(model) { model_.hold_step_weights(true); }
+  ~StepWeightsHold() { model_.hold_step_weights(false); }
+  StepWeightsHold(const StepWeightsHold&) = delete;
+  StepWeightsHold& operator=(const StepWeightsHold&) = delete;
+
+ private:
+  Seq2Seq& model_;
 };
 
 }  // namespace heed

@@ -81,6 +81,15 @@ struct DecoderLayer {
   LayerNorm norm1, norm2, norm3;
 };
 
+// The decoder's step weights, packed (see PackedWeight).
+struct TransformerStepWeights {
+  struct Layer {
+    PackedWeight self_in, self_out, cross_q, cross_out, linear1, linear2;
+  };
+  std::vector<Layer> layers;
+  PackedWeight vocab;  // the tied output projection, tgt_emb [V, d]
+};
+
 // Beam rows share their sentence's encoder rows (source_row), and a row's self-attention history
 // is found through `ancestor` in the projections of earlier steps: reorder() moves row indices,
 // never a key or a value.
@@ -91,12 +100,7 @@ struct TransformerState : DecoderState {
   std::vector<std::vector<Tensor>> self_qkv;   // [layer][position]: q | k | v of that step's rows [N_j, 3d]
   std::vector<std::vector<int32_t>> ancestor;  // [position][n]: the row of step j that row n continues
   std::vector<Tensor> cross_kv;                // per layer [B, S, 2d]: keys | values of the encoder output
-  // A decoder layer's step weights, packed once per start() (see PackedWeight).
-  struct LayerWeights {
-    PackedWeight self_in, self_out, cross_q, cross_out, linear1, linear2;
-  };
-  std::vector<LayerWeights> weights;
-  PackedWeight vocab;  // the tied output projection, tgt_emb [V, d]
+  std::shared_ptr<const TransformerStepWeights> weights;  // held by the model, or prepared by start()
 };
 
 // PE rows 0…rows−1, computed in double and rounded to float (as the reference does).
@@ -239,14 +243,12 @@ class Transformer : public Seq2Seq {
       const Attention& a = layer.multihead_attn;
       st->cross_kv.push_back(
           linear(enc.states, slice_rows(a.in_proj_weight, d, 3 * d), slice_rows(a.in_proj_bias, d, 3 * d)).value().contiguous());
-      st->weights.push_back({pack_weight(layer.self_attn.in_proj_weight.value()),
-                             pack_weight(layer.self_attn.out_proj.weight.value()),
-                             pack_weight(a.in_proj_weight.value().slice(0, d)), pack_weight(a.out_proj.weight.value()),
-                             pack_weight(layer.linear1.weight.value()), pack_weight(layer.linear2.weight.value())});
     }
-    st->vocab = pack_weight(tgt_emb_.weight.value());
+    st->weights = held_ ? held_ : step_weights();
     return st;
   }
+
+  void hold_step_weights(bool on) override { held_ = on ? step_weights() : nullptr; }
 
   StepOutput step(DecoderState& state, const std::vector<int32_t>& previous) override {
     NoGradGuard no_grad;
@@ -270,7 +272,7 @@ class Transformer : public Seq2Seq {
     std::vector<const float*> keys(std::max(pos + 1, S)), values(keys.size());
     for (size_t l = 0; l < decoder_.size(); ++l) {
       const DecoderLayer& layer = decoder_[l];
-      const TransformerState::LayerWeights& w = st.weights[l];
+      const TransformerStepWeights::Layer& w = st.weights->layers[l];
       x = sublayer(x, layer.norm1, [&](const Var& in) {
         const Attention& a = layer.self_attn;
         std::vector<Tensor>& history = st.self_qkv[l];
@@ -305,7 +307,7 @@ class Transformer : public Seq2Seq {
       });
     }
     if (c_.pre_norm) x = dec_norm_(x);
-    result.log_probs = log_softmax(Var(linear(x.value(), st.vocab, Tensor()))).value();
+    result.log_probs = log_softmax(Var(linear(x.value(), st.weights->vocab, Tensor()))).value();
     st.ancestor.emplace_back(N);
     std::iota(st.ancestor.back().begin(), st.ancestor.back().end(), 0);
     st.length = static_cast<int>(pos + 1);
@@ -320,6 +322,20 @@ class Transformer : public Seq2Seq {
   }
 
  private:
+  std::shared_ptr<const TransformerStepWeights> step_weights() const {
+    const int64_t d = c_.d_model;
+    auto w = std::make_shared<TransformerStepWeights>();
+    for (const auto& layer : decoder_) {
+      const Attention& a = layer.multihead_attn;
+      w->layers.push_back({pack_weight(layer.self_attn.in_proj_weight.value()),
+                           pack_weight(layer.self_attn.out_proj.weight.value()),
+                           pack_weight(a.in_proj_weight.value().slice(0, d)), pack_weight(a.out_proj.weight.value()),
+                           pack_weight(layer.linear1.weight.value()), pack_weight(layer.linear2.weight.value())});
+    }
+    w->vocab = pack_weight(tgt_emb_.weight.value());
+    return w;
+  }
+
   Var embed(const Embedding& table, const std::vector<int32_t>& ids, int64_t rows, int64_t len, int64_t offset) {
     if (offset + len > c_.max_positions)
       throw Error("a sequence of " + std::to_string(offset + len) + " positions exceeds model.transformer.max_positions (" +
@@ -379,6 +395,7 @@ class Transformer : public Seq2Seq {
   LayerNorm enc_norm_, dec_norm_;  // pre-norm only
   Tensor pe_;                      // [max_positions, d]
   Tensor last_attention_;
+  std::shared_ptr<const TransformerStepWeights> held_;  // while decoding holds them (StepWeightsHold)
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 #pragma once
 // Checks every architecture's incremental decoder must pass (beam search relies on them):
-// stepping with the teacher-forced inputs reproduces forward(), and reorder() gathers rows.
+// stepping with the teacher-forced inputs reproduces forward(), reorder() gathers rows, and held
+// step weights give the same steps as weights prepared per batch.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -102,6 +103,37 @@ inline void reorder_follows_rows(Seq2Seq& model, const Batch& batch) {
     CHECK(max_diff(got.log_probs.data(), got.log_probs.data() + 2 * V, V) == 0.f);
     CHECK(max_diff(got.log_probs.data(), got.log_probs.data() + 3 * V, V) == 0.f);
   }
+}
+
+// Log-probabilities of the first three teacher-forced steps, all rows, one vector.
+inline std::vector<float> first_steps(Seq2Seq& model, const Batch& batch) {
+  auto state = model.start(model.encode(batch));
+  std::vector<float> out;
+  for (int t = 0; t < 3; ++t) {
+    std::vector<int32_t> previous(batch.size);
+    for (int b = 0; b < batch.size; ++b) previous[b] = batch.tgt_in[b * batch.tgt_len + t];
+    const std::vector<float> lp = model.step(*state, previous).log_probs.to_vector();
+    out.insert(out.end(), lp.begin(), lp.end());
+  }
+  return out;
+}
+
+// While StepWeightsHold is open, batches give bitwise the results of weights prepared per batch;
+// once it closes, changed parameters are used (no stale copy survives the hold).
+inline void held_weights_match(Seq2Seq& model, const Batch& batch) {
+  model.set_training(false);
+  NoGradGuard no_grad;
+  const std::vector<float> per_batch = first_steps(model, batch);
+  {
+    StepWeightsHold hold(model);
+    CHECK(first_steps(model, batch) == per_batch);
+    CHECK(first_steps(model, batch) == per_batch);  // the held copy serves every batch
+  }
+  for (const auto& [name, p] : model.parameters().all()) scale_into(p.value(), 0.5f);
+  const std::vector<float> changed = first_steps(model, batch);
+  CHECK(changed != per_batch);
+  StepWeightsHold hold(model);  // prepared from the changed parameters
+  CHECK(first_steps(model, batch) == changed);
 }
 
 }  // namespace heed::step_checks

@@ -30,3 +30,7 @@ TEST_CASE("GRU step-by-step decoding equals the teacher-forced forward pass", "[
 TEST_CASE("GRU reorder follows beams: repeated, permuted and dropped rows", "[gru][step]") {
   step_checks::reorder_follows_rows(*tiny(false, 5), step_checks::test_batch());
 }
+
+TEST_CASE("GRU decoding with held step weights equals weights prepared per batch", "[gru][step]") {
+  step_checks::held_weights_match(*tiny(false, 6), step_checks::test_batch());
+}

@@ -50,3 +50,7 @@ TEST_CASE("Transformer positions beyond max_positions are an error, not a crash"
   for (int t = 0; t < 4; ++t) model->step(*state, {2});
   CHECK_THROWS_WITH(model->step(*state, {2}), Catch::Contains("max_positions"));
 }
+
+TEST_CASE("Transformer decoding with held step weights equals weights prepared per batch", "[transformer][step]") {
+  step_checks::held_weights_match(*tiny(false, "relu", 13), step_checks::test_batch());
+}
