@@ -24,7 +24,8 @@
 //
 // Speed: the input projections of the encoder GRUs and of the decoder's e_t run as one matmul
 // over all positions; only the c_t part and the recurrent part run per step. The vocabulary
-// projection runs once over all B·T positions.
+// projection runs once over all B·T positions. In step(), the e_t parts of the GRU input and of
+// the readout are rows of tables made once per set of step weights (GruStepWeights).
 #include "models/gru_bahdanau.hpp"
 
 #include <cmath>
@@ -41,11 +42,18 @@ namespace {
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // Beam rows share their sentence's encoder rows (source_row), so reorder() only moves s.
-// The step's weights, packed: [att_query; cell.weight_hh] with its bias (both products of
-// s_{t-1} in one, as in forward()), cell.weight_ih, readout, out.
+// The step's weights: [att_query; cell.weight_hh] with its bias (both products of s_{t-1} in
+// one, as in forward()), packed; the parts of cell.weight_ih and of readout that multiply the
+// previous token's embedding, applied to every target embedding once (a row per token, biases
+// included), so a step looks them up; the context and state parts of both, and out, packed.
 struct GruStepWeights {
-  PackedWeight state_w, input_w, readout_w, out_w;
+  PackedWeight state_w;
   Tensor state_b;
+  Tensor input_by_token;    // [V, 3D]: W_ih,e · E_tgt[v] + b_ih
+  PackedWeight input_context_w;  // W_ih,c [3D, 2H]
+  Tensor readout_by_token;  // [V, L]: W_o,e · E_tgt[v] + b_o
+  PackedWeight readout_state_w;  // W_o,sc [L, D + 2H]
+  PackedWeight out_w;
 };
 
 struct GruState : DecoderState {
@@ -166,18 +174,21 @@ class GruBahdanau : public Seq2Seq {
   StepOutput step(DecoderState& state, const std::vector<int32_t>& previous) override {
     NoGradGuard no_grad;
     auto& st = static_cast<GruState&>(state);
-    const int N = st.rows;
-    Var e = tgt_emb_(previous, {N});
+    if (static_cast<int>(previous.size()) != st.rows)
+      throw Error("gru step: " + std::to_string(previous.size()) + " tokens for " + std::to_string(st.rows) + " rows");
     const GruStepWeights& w = *st.weights;
     auto query_gh = split(Var(linear(st.s, w.state_w, w.state_b)), {c_.attn_dim, 3 * c_.dec_hidden}, 1);
     Tensor alpha, context;
     additive_attention_step(query_gh[0].value(), st.keys, att_v_.weight.value(), st.h, st.pad_mask, st.source_row,
                             alpha, context);
     Var c(context);
-    Var gi(linear(concat({e, c}, -1).value(), w.input_w, cell_.bias_ih.value()));
-    Var s = gru_gates(gi, query_gh[1], Var(st.s));
+    Tensor gi = gather_rows(w.input_by_token, previous);  // also checks the token ids
+    linear_into(gi, context, w.input_context_w, Tensor(), true);
+    Var s = gru_gates(Var(gi), query_gh[1], Var(st.s));
     st.s = s.value();
-    Var readout = activate_readout(Var(linear(concat({s, c, e}, -1).value(), w.readout_w, readout_.bias.value())));
+    Tensor o = gather_rows(w.readout_by_token, previous);
+    linear_into(o, concat({s, c}, -1).value(), w.readout_state_w, Tensor(), true);
+    Var readout = activate_readout(Var(o));
     Var logits(linear(readout.value(), w.out_w, out_.bias.value()));
     return {log_softmax(logits).value(), alpha};
   }
@@ -192,11 +203,16 @@ class GruBahdanau : public Seq2Seq {
  private:
   std::shared_ptr<const GruStepWeights> step_weights() const {
     NoGradGuard no_grad;
+    const int64_t E = c_.emb_dim, D = c_.dec_hidden, H2 = 2 * c_.enc_hidden;
     auto w = std::make_shared<GruStepWeights>();
     w->state_w = pack_weight(concat({att_query_.weight, cell_.weight_hh}, 0).value());
     w->state_b = concat({att_query_.bias, cell_.bias_hh}, 0).value();
-    w->input_w = pack_weight(cell_.weight_ih.value());
-    w->readout_w = pack_weight(readout_.weight.value());
+    auto w_ih = split(cell_.weight_ih, {E, H2}, 1);     // [3D, E], [3D, 2H]: input [e; c]
+    auto w_o = split(readout_.weight, {D + H2, E}, 1);  // [L, D + 2H], [L, E]: input [s; c; e]
+    w->input_by_token = linear(tgt_emb_.weight, w_ih[0], cell_.bias_ih).value();
+    w->input_context_w = pack_weight(w_ih[1].value());
+    w->readout_by_token = linear(tgt_emb_.weight, w_o[1], readout_.bias).value();
+    w->readout_state_w = pack_weight(w_o[0].value());
     w->out_w = pack_weight(out_.weight.value());
     return w;
   }
