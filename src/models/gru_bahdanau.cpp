@@ -41,7 +41,6 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-// Beam rows share their sentence's encoder rows (source_row), so reorder() only moves s.
 // The step's weights: [att_query; cell.weight_hh] with its bias (both products of s_{t-1} in
 // one, as in forward()), packed; the parts of cell.weight_ih and of readout that multiply the
 // previous token's embedding, applied to every target embedding once (a row per token, biases
@@ -56,6 +55,7 @@ struct GruStepWeights {
   PackedWeight out_w;
 };
 
+// Beam rows share their sentence's encoder rows (source_row), so reorder() only moves s.
 struct GruState : DecoderState {
   Tensor s;                         // [N, D]
   std::vector<int32_t> source_row;  // [N]: the encoder row (sentence) of each row

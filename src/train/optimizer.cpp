@@ -2,7 +2,6 @@
 
 #include <cmath>
 
-#include "tensor/ops.hpp"
 #include "util/error.hpp"
 
 namespace heed {

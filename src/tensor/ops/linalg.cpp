@@ -346,9 +346,11 @@ void linear_into(const Tensor& y, const Tensor& x, const PackedWeight& w, const 
     throw Error("linear: result " + shape_str(y.shape()) + " for " + std::to_string(M) + " rows of " + std::to_string(w.out));
   Tensor bias_v = bias.defined() ? bias.contiguous().reshape({w.out}) : Tensor();
   auto& e = packed_matmul(M, w.in, w.out, bias.defined(), accumulate);
-  if (!e.takes_packed) {
-    run_matmul(y.reshape({M, w.out}), xv.reshape({M, w.in}), false, w.plain.contiguous(), true,
-               bias.defined() ? &bias_v : nullptr, accumulate);
+  if (!e.takes_packed) {  // x · wᵀ; a transposed view is multiplied as the dense weight it views
+    const bool dense = w.plain.is_contiguous();
+    const Tensor b = (dense ? w.plain : w.plain.transpose(0, 1)).contiguous();  // a copy only for other strides
+    run_matmul(y.reshape({M, w.out}), xv.reshape({M, w.in}), false, b, dense, bias.defined() ? &bias_v : nullptr,
+               accumulate);
     return;
   }
   e.src.set_data_handle(xv.data());
