@@ -10,17 +10,18 @@ namespace heed {
 
 void additive_attention_step(const Tensor& query, const Tensor& keys, const Tensor& v, const Tensor& values,
                              const Tensor& key_pad, const std::vector<int32_t>& source_row, Tensor& alpha,
-                             Tensor& context) {
+                             const Tensor& context) {
   const int64_t N = query.dim(0), A = query.dim(1), B = keys.dim(0), S = keys.dim(1), Dv = values.dim(2);
   if (keys.dim(2) != A || v.numel() != A || values.dim(0) != B || values.dim(1) != S || key_pad.dim(0) != B ||
       key_pad.dim(1) != S || static_cast<int64_t>(source_row.size()) != N || query.strides()[1] != 1 ||
+      context.ndim() != 2 || context.dim(0) != N || context.dim(1) != Dv || !context.is_contiguous() ||
       !keys.is_contiguous() || !v.is_contiguous() || !values.is_contiguous() || !key_pad.is_contiguous())
     throw Error("additive_attention_step: query " + shape_str(query.shape()) + ", keys " + shape_str(keys.shape()) +
-                ", values " + shape_str(values.shape()) + ", " + std::to_string(source_row.size()) + " source rows");
+                ", values " + shape_str(values.shape()) + ", context " + shape_str(context.shape()) + ", " +
+                std::to_string(source_row.size()) + " source rows");
   for (int32_t b : source_row)
     if (b < 0 || b >= B) throw Error("additive_attention_step: source row " + std::to_string(b) + " of " + std::to_string(B));
   alpha = Tensor::empty({N, S});
-  context = Tensor::empty({N, Dv});
   const float* pq = query.data();
   const int64_t q_stride = query.strides()[0];
   const float* pk = keys.data();
@@ -49,7 +50,6 @@ void additive_attention_step(const Tensor& query, const Tensor& keys, const Tens
       total += p[j];
     }
     float* c = context.data() + n * Dv;
-    std::fill(c, c + Dv, 0.f);
     for (int64_t j = 0; j < S; ++j) {
       if (p[j] == 0.f) continue;
       p[j] /= total;

@@ -25,7 +25,8 @@
 // Speed: the input projections of the encoder GRUs and of the decoder's e_t run as one matmul
 // over all positions; only the c_t part and the recurrent part run per step. The vocabulary
 // projection runs once over all B·T positions. In step(), the e_t parts of the GRU input and of
-// the readout are rows of tables made once per set of step weights (GruStepWeights).
+// the readout are rows of tables made once per set of step weights (GruStepWeights), and their
+// c_t parts are weighted sums of the annotations' products, made once per batch.
 #include "models/gru_bahdanau.hpp"
 
 #include <cmath>
@@ -42,16 +43,18 @@ namespace {
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // The step's weights: [att_query; cell.weight_hh] with its bias (both products of s_{t-1} in
-// one, as in forward()), packed; the parts of cell.weight_ih and of readout that multiply the
-// previous token's embedding, applied to every target embedding once (a row per token, biases
-// included), so a step looks them up; the context and state parts of both, and out, packed.
+// one, as in forward()), packed. The parts of cell.weight_ih and of readout that multiply the
+// previous token's embedding are applied to every target embedding once (a row per token,
+// biases included), so a step looks them up. The parts that multiply the context c_t are
+// applied to every annotation h_j once per batch (start()): c_t is a weighted mean of the h_j,
+// so W·c_t = Σ_j α_tj (W·h_j), and a step sums S rows per beam row instead of multiplying
+// c_t by 2H × (3D + L) weights. With beams, a sentence's K rows share those S rows.
 struct GruStepWeights {
   PackedWeight state_w;
   Tensor state_b;
-  Tensor input_by_token;    // [V, 3D]: W_ih,e · E_tgt[v] + b_ih
-  PackedWeight input_context_w;  // W_ih,c [3D, 2H]
-  Tensor readout_by_token;  // [V, L]: W_o,e · E_tgt[v] + b_o
-  PackedWeight readout_state_w;  // W_o,sc [L, D + 2H]
+  Tensor by_token;      // [V, 3D + L]: [W_ih,e · E_tgt[v] + b_ih ; W_o,e · E_tgt[v] + b_o]
+  Tensor by_context;    // [3D + L, 2H]: [W_ih,c ; W_o,c]
+  PackedWeight readout_state_w;  // W_o,s [L, D]
   PackedWeight out_w;
 };
 
@@ -59,8 +62,8 @@ struct GruStepWeights {
 struct GruState : DecoderState {
   Tensor s;                         // [N, D]
   std::vector<int32_t> source_row;  // [N]: the encoder row (sentence) of each row
-  Tensor h;                         // [B, S, 2H]
   Tensor keys;                      // [B, S, A]
+  Tensor projected;                 // [B, S, 3D + L]: by_context · h_j
   Tensor pad_mask;                  // [B, S]
   std::shared_ptr<const GruStepWeights> weights;  // held by the model, or prepared by start()
 };
@@ -159,13 +162,13 @@ class GruBahdanau : public Seq2Seq {
     NoGradGuard no_grad;
     auto st = std::make_unique<GruState>();
     st->rows = enc.batch;
-    st->h = enc.states.value();
+    st->weights = held_ ? held_ : step_weights();
     st->keys = att_key_(enc.states).value();
+    st->projected = linear(enc.states, Var(st->weights->by_context), Var()).value();
     st->s = initial_state(enc).value();
     st->pad_mask = enc.pad_mask();
     st->source_row.resize(enc.batch);
     std::iota(st->source_row.begin(), st->source_row.end(), 0);
-    st->weights = held_ ? held_ : step_weights();
     return st;
   }
 
@@ -177,17 +180,18 @@ class GruBahdanau : public Seq2Seq {
     if (static_cast<int>(previous.size()) != st.rows)
       throw Error("gru step: " + std::to_string(previous.size()) + " tokens for " + std::to_string(st.rows) + " rows");
     const GruStepWeights& w = *st.weights;
-    auto query_gh = split(Var(linear(st.s, w.state_w, w.state_b)), {c_.attn_dim, 3 * c_.dec_hidden}, 1);
-    Tensor alpha, context;
-    additive_attention_step(query_gh[0].value(), st.keys, att_v_.weight.value(), st.h, st.pad_mask, st.source_row,
-                            alpha, context);
-    Var c(context);
-    Tensor gi = gather_rows(w.input_by_token, previous);  // also checks the token ids
-    linear_into(gi, context, w.input_context_w, Tensor(), true);
-    Var s = gru_gates(Var(gi), query_gh[1], Var(st.s));
+    const int D3 = 3 * c_.dec_hidden;
+    auto query_gh = split(Var(linear(st.s, w.state_w, w.state_b)), {c_.attn_dim, D3}, 1);
+    // [GRU input ; readout] without their state parts: the token's rows plus Σ_j α_j · projected_j.
+    Tensor mixed = gather_rows(w.by_token, previous);  // also checks the token ids
+    Tensor alpha;
+    additive_attention_step(query_gh[0].value(), st.keys, att_v_.weight.value(), st.projected, st.pad_mask,
+                            st.source_row, alpha, mixed);
+    auto parts = split(Var(mixed), {D3, c_.readout_dim}, 1);
+    Var s = gru_gates(parts[0], query_gh[1], Var(st.s));
     st.s = s.value();
-    Tensor o = gather_rows(w.readout_by_token, previous);
-    linear_into(o, concat({s, c}, -1).value(), w.readout_state_w, Tensor(), true);
+    Tensor o = linear(st.s, w.readout_state_w, Tensor());
+    add_into(o, parts[1].value());
     Var readout = activate_readout(Var(o));
     Var logits(linear(readout.value(), w.out_w, out_.bias.value()));
     return {log_softmax(logits).value(), alpha};
@@ -207,11 +211,11 @@ class GruBahdanau : public Seq2Seq {
     auto w = std::make_shared<GruStepWeights>();
     w->state_w = pack_weight(concat({att_query_.weight, cell_.weight_hh}, 0).value());
     w->state_b = concat({att_query_.bias, cell_.bias_hh}, 0).value();
-    auto w_ih = split(cell_.weight_ih, {E, H2}, 1);     // [3D, E], [3D, 2H]: input [e; c]
-    auto w_o = split(readout_.weight, {D + H2, E}, 1);  // [L, D + 2H], [L, E]: input [s; c; e]
-    w->input_by_token = linear(tgt_emb_.weight, w_ih[0], cell_.bias_ih).value();
-    w->input_context_w = pack_weight(w_ih[1].value());
-    w->readout_by_token = linear(tgt_emb_.weight, w_o[1], readout_.bias).value();
+    auto w_ih = split(cell_.weight_ih, {E, H2}, 1);        // [3D, E], [3D, 2H]: input [e; c]
+    auto w_o = split(readout_.weight, {D, H2, E}, 1);      // [L, D], [L, 2H], [L, E]: input [s; c; e]
+    w->by_token = concat({linear(tgt_emb_.weight, w_ih[0], cell_.bias_ih), linear(tgt_emb_.weight, w_o[2], readout_.bias)},
+                         -1).value();
+    w->by_context = concat({w_ih[1], w_o[1]}, 0).value();
     w->readout_state_w = pack_weight(w_o[0].value());
     w->out_w = pack_weight(out_.weight.value());
     return w;
