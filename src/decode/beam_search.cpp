@@ -68,9 +68,10 @@ class EvalModeGuard {
 // Ties keep the lower token id. Most of the vocabulary is below the k-th best so far, so it is
 // scanned in chunks whose maximum (a vector reduction) is compared first.
 void add_row_candidates(const float* log_probs, int vocab, const std::vector<char>& allowed, int k, const Live& live,
-                        int row, std::vector<std::pair<float, int32_t>>& top, std::vector<Candidate>& out) {
+                        int row, std::vector<Candidate>& out) {
   constexpr int kChunk = 64;
-  top.clear();
+  std::vector<std::pair<float, int32_t>> top;
+  top.reserve(k);
   float threshold = kNegInf;  // a value must exceed it to enter: the k-th best once top is full
   for (int v0 = 0; v0 < vocab; v0 += kChunk) {
     const int v1 = std::min(vocab, v0 + kChunk);
@@ -121,7 +122,6 @@ class Search {
     std::iota(sentence.begin(), sentence.end(), 0);
     std::vector<int32_t> previous(batch_.size, kBatchBos);
     std::vector<Candidate> candidates;
-    std::vector<std::pair<float, int32_t>> top;
 
     for (int t = 0; !live.empty(); ++t) {
       StepOutput out = model_.step(*state, previous);
@@ -130,6 +130,23 @@ class Search {
         throw Error("beam search: the model's step gave log-probabilities of shape " + shape_str(log_probs.shape()) +
                     ", expected [" + std::to_string(live.size()) + ", " + std::to_string(vocab_) + "]");
       attention_.push_back(out.attention.defined() ? out.attention.contiguous() : Tensor());
+
+      // Each row's best extensions, rows in parallel: the scan over the vocabulary is the search's
+      // own cost. Then each sentence merges its rows' lists in order.
+      const int64_t rows = static_cast<int64_t>(live.size());
+      row_candidates_.resize(rows);
+#pragma omp parallel for schedule(static) if (rows * vocab_ >= kParallelScan)
+      for (int64_t r = 0; r < rows; ++r) {
+        std::vector<Candidate>& mine = row_candidates_[r];
+        mine.clear();
+        const float* row_log_probs = log_probs.data() + r * vocab_;
+        if (t >= max_length_[sentence[r]]) {
+          if (row_log_probs[kBatchEos] > kNegInf)
+            mine.push_back({live[r].log_prob + row_log_probs[kBatchEos], static_cast<int>(r), kBatchEos});
+        } else {
+          add_row_candidates(row_log_probs, vocab_, allowed_, 2 * K, live[r], static_cast<int>(r), mine);
+        }
+      }
 
       std::vector<Live> next_live;
       std::vector<int> next_sentence, next_rows;
@@ -140,15 +157,8 @@ class Search {
         while (end < live.size() && sentence[end] == b) ++end;
         const bool at_limit = t >= max_length_[b];
         candidates.clear();
-        for (size_t r = first; r < end; ++r) {
-          const float* row_log_probs = log_probs.data() + r * vocab_;
-          if (at_limit) {
-            if (row_log_probs[kBatchEos] > kNegInf)
-              candidates.push_back({live[r].log_prob + row_log_probs[kBatchEos], static_cast<int>(r), kBatchEos});
-          } else {
-            add_row_candidates(row_log_probs, vocab_, allowed_, 2 * K, live[r], static_cast<int>(r), top, candidates);
-          }
-        }
+        for (size_t r = first; r < end; ++r)
+          candidates.insert(candidates.end(), row_candidates_[r].begin(), row_candidates_[r].end());
         const size_t keep = std::min(candidates.size(), size_t(2) * K);
         std::partial_sort(candidates.begin(), candidates.begin() + keep, candidates.end(), better);
 
@@ -186,6 +196,7 @@ class Search {
 
  private:
   static constexpr int kUnkId = 1;  // the tokenizer's fixed <unk> id (text/tokenizer.hpp)
+  static constexpr int64_t kParallelScan = 1 << 16;  // log-probabilities worth a second thread
 
   static bool is_identity(const std::vector<int>& rows, size_t old_rows) {
     if (rows.size() != old_rows) return false;
@@ -255,6 +266,7 @@ class Search {
   std::vector<char> allowed_;
   std::vector<int> max_length_;
   std::vector<Node> nodes_;
+  std::vector<std::vector<Candidate>> row_candidates_;  // per row of the current step
   std::vector<Tensor> attention_;  // per step: [rows of that step, S]
   std::vector<std::vector<Finished>> finished_;
 };
