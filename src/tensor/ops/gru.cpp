@@ -66,6 +66,12 @@ void accumulate_param_grads(const Var& w_hh, const Var& b_hh, const Tensor& dgh_
   }
 }
 
+// Gate values per call from which a second thread pays for its start.
+constexpr int64_t kParallelGates = 1 << 14;
+
+// t [rows, cols] itself when its columns are dense (rows may be strided), else a dense copy.
+Tensor dense_rows(const Tensor& t) { return t.ndim() == 2 && t.strides()[1] == 1 ? t : t.contiguous(); }
+
 void check_shapes(const Shape& gi, int64_t H, const Var& w_hh, const Var& b_hh) {
   if (gi.back() != 3 * H || w_hh.dim(0) != 3 * H || w_hh.dim(1) != H || b_hh.value().numel() != 3 * H)
     throw Error("gru: input " + shape_str(gi) + " with recurrent weight " + shape_str(w_hh.shape()));
@@ -81,11 +87,14 @@ Var gru_gates(const Var& gi, const Var& gh, const Var& h) {
   const int64_t B = h.dim(0), H = h.dim(1);
   if (gi.shape() != Shape{B, 3 * H} || gh.shape() != Shape{B, 3 * H})
     throw Error("gru_gates: gi " + shape_str(gi.shape()) + ", gh " + shape_str(gh.shape()) + ", h " + shape_str(h.shape()));
-  Tensor giv = gi.value().contiguous(), ghv = gh.value().contiguous(), hv = h.value().contiguous();
+  // gi and gh are often column ranges of wider products: their rows are read where they lie.
+  const Tensor giv = dense_rows(gi.value()), ghv = dense_rows(gh.value()), hv = h.value().contiguous();
+  const int64_t gi_stride = giv.strides()[0], gh_stride = ghv.strides()[0];
   Tensor r = Tensor::empty({B, H}), z = Tensor::empty({B, H}), n = Tensor::empty({B, H}), hn = Tensor::empty({B, H});
   Tensor out = Tensor::empty({B, H});
+#pragma omp parallel for schedule(static) if (B * H >= kParallelGates)
   for (int64_t b = 0; b < B; ++b)
-    gate_forward(H, giv.data() + b * 3 * H, ghv.data() + b * 3 * H, hv.data() + b * H, r.data() + b * H,
+    gate_forward(H, giv.data() + b * gi_stride, ghv.data() + b * gh_stride, hv.data() + b * H, r.data() + b * H,
                  z.data() + b * H, n.data() + b * H, hn.data() + b * H, out.data() + b * H);
   Var result(out, needs_grad({&gi, &gh, &h}));
   if (result.requires_grad()) {
@@ -94,6 +103,7 @@ Var gru_gates(const Var& gi, const Var& gh, const Var& h) {
       if (!on->grad.defined()) return;
       Tensor g = on->grad.contiguous();
       Tensor dgi = Tensor::empty({B, 3 * H}), dgh = Tensor::empty({B, 3 * H}), dh = Tensor::empty({B, H});
+#pragma omp parallel for schedule(static) if (B * H >= kParallelGates)
       for (int64_t b = 0; b < B; ++b)
         gate_backward(H, g.data() + b * H, hv.data() + b * H, r.data() + b * H, z.data() + b * H, n.data() + b * H,
                       hn.data() + b * H, dgi.data() + b * 3 * H, dgh.data() + b * 3 * H, dh.data() + b * H);
@@ -124,6 +134,7 @@ Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vec
     const int64_t t = reverse ? T - 1 - s : s;
     std::memcpy(h_prev.data() + s * B * H, h.data(), B * H * sizeof(float));
     linear_into(gh, h, w_packed, b_hh.value());  // gh = h · W_hhᵀ + b_hh
+#pragma omp parallel for schedule(static) if (B * H >= kParallelGates)
     for (int64_t b = 0; b < B; ++b) {
       if (t >= lengths[b]) continue;
       const int64_t o = (s * B + b) * H;
@@ -140,19 +151,21 @@ Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vec
       Tensor g = on->grad.contiguous();
       Tensor dgi = Tensor::zeros({B, T, 3 * H});
       Tensor dgh_all = Tensor::zeros({T, B, 3 * H});
-      Tensor dh = Tensor::zeros({B, H}), dh_next = Tensor::empty({B, H}), d_total = Tensor::empty({H});
+      Tensor dh = Tensor::zeros({B, H}), dh_next = Tensor::empty({B, H}), d_total = Tensor::empty({B, H});
       const PackedWeight w_t_packed = pack_weight(w_hh.value().transpose(0, 1));  // for dgh · W_hh
       for (int64_t s = T - 1; s >= 0; --s) {
         const int64_t t = reverse ? T - 1 - s : s;
         float* dgh = dgh_all.data() + s * B * 3 * H;
         std::memcpy(dh_next.data(), dh.data(), B * H * sizeof(float));  // inactive rows carry dh through
+#pragma omp parallel for schedule(static) if (B * H >= kParallelGates)
         for (int64_t b = 0; b < B; ++b) {
           if (t >= lengths[b]) continue;
           const int64_t o = (s * B + b) * H;
           const float* dout = g.data() + (b * T + t) * H;
           float* dhb = dh.data() + b * H;
-          for (int64_t j = 0; j < H; ++j) d_total.data()[j] = dout[j] + dhb[j];
-          gate_backward(H, d_total.data(), h_prev.data() + o, r.data() + o, z.data() + o, n.data() + o,
+          float* d = d_total.data() + b * H;
+          for (int64_t j = 0; j < H; ++j) d[j] = dout[j] + dhb[j];
+          gate_backward(H, d, h_prev.data() + o, r.data() + o, z.data() + o, n.data() + o,
                         hn.data() + o, dgi.data() + (b * T + t) * 3 * H, dgh + b * 3 * H, dh_next.data() + b * H);
         }
         // dh_{prev} = direct part + dgh · W_hh (dgh is zero on inactive rows)
