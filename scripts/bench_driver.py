@@ -178,6 +178,7 @@ def prepare_data(args, runner, work):
             log(f"data: reusing {data}")
             return prepared
     shutil.rmtree(data, ignore_errors=True)
+    shutil.rmtree(os.path.join(work, "cache"), ignore_errors=True)  # heed's encoding of the old data
     os.makedirs(data)
     heed = args.heed
     raw = {}
