@@ -52,18 +52,6 @@ float normalised(float log_prob, int length, float alpha) {
   return alpha == 0 ? log_prob : log_prob / std::pow(static_cast<float>(length), alpha);
 }
 
-class EvalModeGuard {
- public:
-  explicit EvalModeGuard(Seq2Seq& model) : model_(model), previous_(model.training()) { model.set_training(false); }
-  ~EvalModeGuard() { model_.set_training(previous_); }
-  EvalModeGuard(const EvalModeGuard&) = delete;
-  EvalModeGuard& operator=(const EvalModeGuard&) = delete;
-
- private:
-  Seq2Seq& model_;
-  bool previous_;
-};
-
 // Appends the k best allowed finite extensions of one row, as candidates with total log-probability.
 // Ties keep the lower token id. Most of the vocabulary is below the k-th best so far, so it is
 // scanned in chunks whose maximum (a vector reduction) is compared first.
@@ -303,7 +291,7 @@ int max_output_length(int source_tokens, const SearchOptions& options) {
 std::vector<std::vector<Hypothesis>> beam_search(Seq2Seq& model, const Batch& batch, const SearchOptions& options) {
   check_options(options);
   if (batch.size == 0) return {};
-  EvalModeGuard eval(model);
+  const EvalMode eval(model);
   NoGradGuard no_grad;
   return Search(model, batch, options).run();
 }

@@ -1,11 +1,17 @@
 #include "decode/translator.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
 #include <numeric>
 
 #include "models/batch.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
+#include "util/threads.hpp"
 
 namespace heed {
 namespace {
@@ -72,7 +78,9 @@ std::vector<TranslationResult> translate_lines(Seq2Seq& model, const Tokenizers&
   }
 
   const StepWeightsHold hold(model);  // the parameters stay as they are until every batch is done
-  for (const auto& members : make_batches(results, batching)) {
+  const EvalMode eval(model);           // set once here: the workers only read it
+  const auto batches = make_batches(results, batching);
+  auto translate_batch = [&](const std::vector<size_t>& members) {
     throw_if_interrupted();
     std::vector<std::vector<int32_t>> sources;
     for (size_t i : members) sources.push_back(results[i].source_tokens);
@@ -89,7 +97,32 @@ std::vector<TranslationResult> translate_lines(Seq2Seq& model, const Tokenizers&
         nbest.push_back(std::move(t));
       }
     }
+  };
+  // With several threads, each takes whole batches in turn (longest first) and runs them alone: a
+  // step's products are too small to split between threads without them waiting on each other.
+  // A batch's result does not depend on which thread ran it or with how many.
+  const int workers = static_cast<int>(std::min<size_t>(num_threads(), batches.size()));
+  if (workers <= 1) {
+    for (const auto& members : batches) translate_batch(members);
+    return results;
   }
+  std::atomic<size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+#pragma omp parallel num_threads(workers)
+  {
+    omp_set_num_threads(1);  // this worker's own products and loops
+    for (size_t b; (b = next++) < batches.size();) {
+      try {
+        translate_batch(batches[b]);
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+        next = batches.size();  // the other workers stop after their current batch
+      }
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
   return results;
 }
 

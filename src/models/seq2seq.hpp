@@ -93,4 +93,22 @@ class StepWeightsHold {
   Seq2Seq& model_;
 };
 
+// Evaluation mode (no dropout) for a scope. The flag is written only when it changes, so
+// decoders running concurrently inside an outer EvalMode only read it.
+class EvalMode {
+ public:
+  explicit EvalMode(Seq2Seq& model) : model_(model), was_training_(model.training()) {
+    if (was_training_) model_.set_training(false);
+  }
+  ~EvalMode() {
+    if (was_training_) model_.set_training(true);
+  }
+  EvalMode(const EvalMode&) = delete;
+  EvalMode& operator=(const EvalMode&) = delete;
+
+ private:
+  Seq2Seq& model_;
+  bool was_training_;
+};
+
 }  // namespace heed

@@ -1,5 +1,9 @@
 #include "tensor/dnnl_context.hpp"
 
+#include <omp.h>
+
+#include <map>
+
 namespace heed::dnnl_ctx {
 
 dnnl::engine& engine() {
@@ -8,7 +12,7 @@ dnnl::engine& engine() {
 }
 
 dnnl::stream& stream() {
-  static dnnl::stream s(engine());
+  thread_local dnnl::stream s(engine());  // one per thread, like the primitive cache
   return s;
 }
 
@@ -23,8 +27,10 @@ dnnl::memory dense_memory(const Tensor& t) {
 }
 
 PrimitiveCache& cache() {
-  thread_local PrimitiveCache c;
-  return c;
+  // A primitive keeps the thread count it was made with, so each count has its own entries: a
+  // decoding worker's one-thread primitives never serve the training step that follows.
+  thread_local std::map<int, PrimitiveCache> by_threads;
+  return by_threads[omp_get_max_threads()];
 }
 
 size_t primitive_misses() { return cache().misses; }

@@ -18,8 +18,9 @@ dnnl::memory memory(const dnnl::memory::dims& dims, const dnnl::memory::dims& st
 dnnl::memory dense_memory(const Tensor& t);  // dims = t's shape, dense strides
 dnnl::memory::dims dims_of(const Shape& shape);
 
-// Cached primitive by key; `make` runs only on a miss. Thread-local like the tape (entries may
-// hold memory objects that a call re-points at its buffers, so threads must not share them).
+// Cached primitive by key and thread count; `make` runs only on a miss. Thread-local like the
+// tape (entries may hold memory objects that a call re-points at its buffers, so threads must
+// not share them).
 template <class Primitive, class PrimitiveDesc>
 struct Cached {
   PrimitiveDesc pd;

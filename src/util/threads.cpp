@@ -18,6 +18,7 @@ void set_num_threads(int n) {
   if (n <= 0) n = 1;
   g_threads = n;
   omp_set_num_threads(n);
+  omp_set_max_active_levels(1);  // a parallel region inside another (a decoding worker's) runs on its thread
 }
 
 int num_threads() {

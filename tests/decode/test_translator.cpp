@@ -1,10 +1,12 @@
 // translate_lines on a real (random-weight, tiny) GRU model: batching does not change results,
-// line count and order are kept, empty lines stay empty, long lines are truncated.
+// line count and order are kept, empty lines stay empty, long lines are truncated, and two
+// threads (whole batches each) give the one-thread results.
 #include <catch2/catch.hpp>
 
 #include "decode/translator.hpp"
 #include "models/factory.hpp"
 #include "util/text_lines.hpp"
+#include "util/threads.hpp"
 
 using namespace heed;
 
@@ -129,4 +131,43 @@ TEST_CASE("translation keeps the model's training flag", "[translator]") {
   model->set_training(true);
   translate_lines(*model, sample_tokenizers(), {"hello"}, short_search(1), BatchingOptions{});
   CHECK(model->training());
+}
+
+TEST_CASE("two threads take whole batches each and give the one-thread results", "[translator]") {
+  ModelConfig transformer;
+  transformer.arch = "transformer";
+  transformer.transformer.d_model = 16;
+  transformer.transformer.heads = 2;
+  transformer.transformer.ffn_dim = 24;
+  transformer.transformer.enc_layers = 1;
+  transformer.transformer.dec_layers = 1;
+  const int v = sample_tokenizers().source().vocab_size();
+  std::vector<std::unique_ptr<Seq2Seq>> models;
+  models.push_back(tiny_gru());
+  models.push_back(make_model(transformer, v, v, 5));
+  const auto lines = sample_lines(40);
+  BatchingOptions batching;
+  batching.batch_size = 3;  // many batches, of unequal lengths
+  for (auto& model : models) {
+    INFO(model->arch());
+    model->set_training(true);  // the workers must all see evaluation mode (no dropout)
+    for (int beam : {1, 3}) {
+      set_num_threads(1);
+      const auto alone = translate_lines(*model, sample_tokenizers(), lines, short_search(beam), batching);
+      set_num_threads(2);
+      const auto shared = translate_lines(*model, sample_tokenizers(), lines, short_search(beam), batching);
+      set_num_threads(1);
+      REQUIRE(shared.size() == alone.size());
+      for (size_t i = 0; i < lines.size(); ++i) {
+        INFO("line " << i << ", beam " << beam);
+        REQUIRE(shared[i].nbest.size() == alone[i].nbest.size());
+        for (size_t k = 0; k < alone[i].nbest.size(); ++k) {
+          CHECK(shared[i].nbest[k].tokens == alone[i].nbest[k].tokens);
+          CHECK(shared[i].nbest[k].score == alone[i].nbest[k].score);  // bit for bit
+          CHECK(shared[i].nbest[k].attention == alone[i].nbest[k].attention);
+        }
+      }
+    }
+    CHECK(model->training());
+  }
 }

@@ -108,3 +108,22 @@ TEST_CASE("a repeated forward + backward of the same shapes creates no new primi
   step();
   CHECK(dnnl_ctx::primitive_misses() == misses);
 }
+
+TEST_CASE("primitives are cached per thread count: one made for one thread never serves two") {
+  // A oneDNN primitive keeps the thread count it was made with (a decoding worker's one-thread
+  // products must not serve the two-thread training step that follows).
+  const Tensor x = random_tensor({7, 9}, 11), w = random_tensor({9, 9}, 12);
+  const int threads_before = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const auto one = matmul(Var(x), Var(w)).value().to_vector();
+  const size_t misses_one = dnnl_ctx::primitive_misses();
+  CHECK(matmul(Var(x), Var(w)).value().to_vector() == one);
+  CHECK(dnnl_ctx::primitive_misses() == misses_one);
+  omp_set_num_threads(2);
+  const size_t misses_two = dnnl_ctx::primitive_misses();
+  const auto two = matmul(Var(x), Var(w)).value().to_vector();
+  const size_t misses_two_after = dnnl_ctx::primitive_misses();
+  omp_set_num_threads(threads_before);
+  CHECK(misses_two_after == misses_two + 1);  // its own primitive, made now
+  CHECK(two == one);
+}
