@@ -34,7 +34,9 @@ Var additive_attention_scores(const Var& query, const Var& keys, const Var& v) {
     record_backward([query, keys, v, qv, kv, vv, on, B, S, A] {
       if (!on->grad.defined()) return;
       Tensor g = on->grad.contiguous();
-      Tensor dq = Tensor::zeros({B, A}), dv = Tensor::zeros({A});
+      // Sentences in parallel; dv as one row per sentence, summed in sentence order afterwards,
+      // so the result does not depend on the thread count.
+      Tensor dq = Tensor::zeros({B, A}), dv_rows = Tensor::zeros({B, A}), dv = Tensor::zeros({A});
       bool fresh_k = !keys.grad().defined();
       Tensor dk = fresh_k ? Tensor::zeros(keys.shape()) : keys.grad();
       const float* pq = qv.data();
@@ -43,7 +45,7 @@ Var additive_attention_scores(const Var& query, const Var& keys, const Var& v) {
       const float* pg = g.data();
       float* pdq = dq.data();
       float* pdk = dk.data();
-      float* pdv = dv.data();
+#pragma omp parallel for schedule(static) if (B * S * A > 65536)
       for (int64_t b = 0; b < B; ++b)
         for (int64_t j = 0; j < S; ++j) {
           const float ge = pg[b * S + j];
@@ -52,15 +54,20 @@ Var additive_attention_scores(const Var& query, const Var& keys, const Var& v) {
           const float* k = pk + (b * S + j) * A;
           float* dkr = pdk + (b * S + j) * A;
           float* dqr = pdq + b * A;
+          float* dvr = dv_rows.data() + b * A;
 #pragma omp simd
           for (int64_t a = 0; a < A; ++a) {
             const float t = fast_tanh(q[a] + k[a]);
             const float d = ge * pv[a] * (1.f - t * t);
             dqr[a] += d;
             dkr[a] += d;
-            pdv[a] += ge * t;
+            dvr[a] += ge * t;
           }
         }
+      float* pdv = dv.data();
+      for (int64_t b = 0; b < B; ++b)
+#pragma omp simd
+        for (int64_t a = 0; a < A; ++a) pdv[a] += dv_rows.data()[b * A + a];
       query.accumulate_grad(dq);
       if (fresh_k) keys.accumulate_grad(dk);
       v.accumulate_grad(dv.reshape(v.shape()));

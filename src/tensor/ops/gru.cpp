@@ -125,25 +125,30 @@ Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vec
     if (l < 0 || l > T) throw Error("gru_sequence: length " + std::to_string(l) + " outside [0, " + std::to_string(T) + "]");
   Tensor giv = gi.value().contiguous();
   Tensor out = Tensor::zeros({B, T, H});
-  // Per processing step s: the state before it and the gate values, [T, B, H] each.
-  Tensor h_prev = Tensor::zeros({T, B, H}), r = Tensor::empty({T, B, H}), z = Tensor::empty({T, B, H}),
-         n = Tensor::empty({T, B, H}), hn = Tensor::empty({T, B, H});
-  Tensor h = Tensor::zeros({B, H}), gh = Tensor::empty({B, 3 * H}), h_new = Tensor::empty({H});
+  // Per processing step s: the state before it and the gate values, [T, B, H] each, for the
+  // backward; without one (decoding), one step's gate values are overwritten by the next.
+  const bool keep = needs_grad({&gi, &w_hh, &b_hh});
+  const int64_t kept_steps = keep ? T : 1;
+  Tensor h_prev = keep ? Tensor::empty({T, B, H}) : Tensor(), r = Tensor::empty({kept_steps, B, H}),
+         z = Tensor::empty({kept_steps, B, H}), n = Tensor::empty({kept_steps, B, H}),
+         hn = Tensor::empty({kept_steps, B, H});
+  Tensor h = Tensor::zeros({B, H}), gh = Tensor::empty({B, 3 * H});
   const PackedWeight w_packed = pack_weight(w_hh.value());  // used T times with only B rows
   for (int64_t s = 0; s < T; ++s) {
     const int64_t t = reverse ? T - 1 - s : s;
-    std::memcpy(h_prev.data() + s * B * H, h.data(), B * H * sizeof(float));
+    const int64_t slot = keep ? s : 0;
+    if (keep) std::memcpy(h_prev.data() + s * B * H, h.data(), B * H * sizeof(float));
     linear_into(gh, h, w_packed, b_hh.value());  // gh = h · W_hhᵀ + b_hh
 #pragma omp parallel for schedule(static) if (B * H >= kParallelGates)
     for (int64_t b = 0; b < B; ++b) {
       if (t >= lengths[b]) continue;
-      const int64_t o = (s * B + b) * H;
+      const int64_t o = (slot * B + b) * H;
       gate_forward(H, giv.data() + (b * T + t) * 3 * H, gh.data() + b * 3 * H, h.data() + b * H, r.data() + o,
                    z.data() + o, n.data() + o, hn.data() + o, h.data() + b * H);
       std::memcpy(out.data() + (b * T + t) * H, h.data() + b * H, H * sizeof(float));
     }
   }
-  Var result(out, needs_grad({&gi, &w_hh, &b_hh}));
+  Var result(out, keep);
   if (result.requires_grad()) {
     auto on = result.node_ptr();
     record_backward([gi, w_hh, b_hh, lengths, h_prev, r, z, n, hn, on, B, T, H, reverse] {
