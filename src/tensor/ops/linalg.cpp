@@ -1,6 +1,7 @@
 // matmul and linear on oneDNN's matmul primitive. oneDNN 2.6 has no matmul backward, so the
 // gradients are matmuls too, over transposed *views* of the same buffers (strided memory
 // descriptors, full brgemm speed, no copies). Gradients accumulate with a sum post-op.
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -165,9 +166,16 @@ void bias_grad(const Var& bias, const Tensor& g) {
   Tensor db = Tensor::zeros({cols});
   const float* p = g.data();
   float* d = db.data();
-  for (int64_t r = 0; r < rows; ++r)
+  // Column blocks in parallel; each column is still summed over the rows in order, so the
+  // result does not depend on the thread count.
+  constexpr int64_t kBlock = 256;
+#pragma omp parallel for schedule(static) if (rows * cols >= 65536)
+  for (int64_t j0 = 0; j0 < cols; j0 += kBlock) {
+    const int64_t j1 = std::min(cols, j0 + kBlock);
+    for (int64_t r = 0; r < rows; ++r)
 #pragma omp simd
-    for (int64_t j = 0; j < cols; ++j) d[j] += p[r * cols + j];
+      for (int64_t j = j0; j < j1; ++j) d[j] += p[r * cols + j];
+  }
   bias.accumulate_grad(db.reshape(bias.shape()));
 }
 }  // namespace
