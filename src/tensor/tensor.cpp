@@ -1,6 +1,7 @@
 #include "tensor/tensor.hpp"
 
 #include <malloc.h>
+#include <omp.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -169,16 +170,29 @@ void gather_strided(const Tensor& src, float* dst) {
     *dst = *base;
     return;
   }
-  std::vector<int64_t> idx(n, 0);
-  int64_t total = src.numel(), inner = shape[n - 1], inner_stride = strides[n - 1];
-  for (int64_t done = 0; done < total; done += inner) {
-    int64_t off = 0;
-    for (int i = 0; i < n - 1; ++i) off += idx[i] * strides[i];
-    const float* p = base + off;
-    for (int64_t j = 0; j < inner; ++j) dst[done + j] = p[j * inner_stride];
-    for (int i = n - 2; i >= 0; --i) {
-      if (++idx[i] < shape[i]) break;
-      idx[i] = 0;
+  const int64_t total = src.numel();
+  if (total == 0) return;
+  const int64_t inner = shape[n - 1], inner_stride = strides[n - 1], rows = total / inner;
+  // Rows of the last dimension; each thread copies a contiguous range of them.
+#pragma omp parallel if (total >= (1 << 16))
+  {
+    const int64_t threads = omp_get_num_threads(), me = omp_get_thread_num();
+    const int64_t first = rows * me / threads, last = rows * (me + 1) / threads;
+    std::vector<int64_t> idx(n, 0);
+    for (int64_t i = n - 2, rest = first; i >= 0; --i) {  // the index of row `first`
+      idx[i] = rest % shape[i];
+      rest /= shape[i];
+    }
+    for (int64_t r = first; r < last; ++r) {
+      int64_t off = 0;
+      for (int i = 0; i < n - 1; ++i) off += idx[i] * strides[i];
+      const float* p = base + off;
+      float* out = dst + r * inner;
+      for (int64_t j = 0; j < inner; ++j) out[j] = p[j * inner_stride];
+      for (int i = n - 2; i >= 0; --i) {
+        if (++idx[i] < shape[i]) break;
+        idx[i] = 0;
+      }
     }
   }
 }

@@ -1,6 +1,8 @@
 // Forward values of every op against independent references: naive loops and the plain formulas,
 // computed in double. Tolerances are relative to the reference's magnitude: 1e-5 for matmuls
 // (float32 accumulation over K ≤ 13 terms), 2e-6·|x| scale for the transcendental kernels.
+#include <omp.h>
+
 #include <cmath>
 #include <vector>
 
@@ -281,4 +283,24 @@ TEST_CASE("shape ops, embedding, masked_fill and reductions move the right value
   CHECK(masked_fill(Var(x), mask, -9).value().to_vector() == std::vector<float>{0, -9, 2, 3, -9, 5});
   CHECK(sum(Var(x)).value().item() == 15.f);
   CHECK(mean(Var(x)).value().item() == 2.5f);
+}
+
+TEST_CASE("a strided view copies into the dense layout it views, on one thread or two") {
+  const Tensor t = random_tensor({6, 50, 7, 40}, 21);  // 84,000 elements: above the parallel size
+  const Tensor view = t.transpose(1, 2);                 // [6, 7, 50, 40]
+  const int threads_before = omp_get_max_threads();
+  for (int threads : {1, 2}) {
+    omp_set_num_threads(threads);
+    const Tensor dense = view.contiguous();
+    REQUIRE(dense.is_contiguous());
+    bool all_equal = true;
+    for (int64_t a = 0; a < 6; ++a)
+      for (int64_t b = 0; b < 7; ++b)
+        for (int64_t c = 0; c < 50; ++c)
+          for (int64_t d = 0; d < 40; ++d)
+            all_equal &= dense.data()[((a * 7 + b) * 50 + c) * 40 + d] == t.data()[((a * 50 + c) * 7 + b) * 40 + d];
+    CHECK(all_equal);
+  }
+  omp_set_num_threads(threads_before);
+  CHECK(Tensor::empty({3, 0}).transpose(0, 1).contiguous().numel() == 0);
 }
