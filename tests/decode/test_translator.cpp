@@ -136,11 +136,7 @@ TEST_CASE("translation keeps the model's training flag", "[translator]") {
 TEST_CASE("two threads take whole batches each and give the one-thread results", "[translator]") {
   ModelConfig transformer;
   transformer.arch = "transformer";
-  transformer.transformer.d_model = 16;
-  transformer.transformer.heads = 2;
-  transformer.transformer.ffn_dim = 24;
-  transformer.transformer.enc_layers = 1;
-  transformer.transformer.dec_layers = 1;
+  transformer.transformer = {.d_model = 16, .heads = 2, .ffn_dim = 24, .enc_layers = 1, .dec_layers = 1};
   const int v = sample_tokenizers().source().vocab_size();
   std::vector<std::unique_ptr<Seq2Seq>> models;
   models.push_back(tiny_gru());
