@@ -1,6 +1,8 @@
 // translate_lines on a real (random-weight, tiny) GRU model: batching does not change results,
 // line count and order are kept, empty lines stay empty, long lines are truncated, and two
 // threads (whole batches each) give the one-thread results.
+#include <omp.h>
+
 #include <catch2/catch.hpp>
 
 #include "decode/translator.hpp"
@@ -152,6 +154,7 @@ TEST_CASE("two threads take whole batches each and give the one-thread results",
       const auto alone = translate_lines(*model, sample_tokenizers(), lines, short_search(beam), batching);
       set_num_threads(2);
       const auto shared = translate_lines(*model, sample_tokenizers(), lines, short_search(beam), batching);
+      CHECK(omp_get_max_threads() == 2);  // the workers' one-thread setting ends with them (training goes on)
       set_num_threads(1);
       REQUIRE(shared.size() == alone.size());
       for (size_t i = 0; i < lines.size(); ++i) {
