@@ -27,8 +27,8 @@
 // a step costs O(current length) and following a beam copies no cache.
 #include "models/transformer.hpp"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <numeric>
