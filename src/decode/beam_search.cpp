@@ -6,6 +6,7 @@
 #include <numeric>
 #include <string>
 
+#include "tensor/ops/fast_math.hpp"
 #include "util/error.hpp"
 
 namespace heed {
@@ -52,31 +53,62 @@ float normalised(float log_prob, int length, float alpha) {
   return alpha == 0 ? log_prob : log_prob / std::pow(static_cast<float>(length), alpha);
 }
 
-// Appends the k best allowed finite extensions of one row, as candidates with total log-probability.
-// Ties keep the lower token id. Most of the vocabulary is below the k-th best so far, so it is
-// scanned in chunks whose maximum (a vector reduction) is compared first.
-void add_row_candidates(const float* log_probs, int vocab, const std::vector<char>& allowed, int k, const Live& live,
+// max + log Σ_v exp(logits[v] − max), for the row's maximum `top` (not -inf). Independent
+// partial sums, so that the additions do not wait on each other.
+float log_normaliser_given_max(const float* logits, int vocab, float top) {
+  constexpr int kLanes = 32;
+  float partial[kLanes] = {};
+  int v = 0;
+  for (; v + kLanes <= vocab; v += kLanes)
+#pragma omp simd
+    for (int i = 0; i < kLanes; ++i) partial[i] += fast_exp(logits[v + i] - top);
+  float sum = 0;
+  for (; v < vocab; ++v) sum += fast_exp(logits[v] - top);
+  for (float p : partial) sum += p;
+  return top + std::log(sum);
+}
+
+}  // namespace
+
+float log_normaliser(const float* logits, int vocab) {
+  float top = kNegInf;
+  for (int v = 0; v < vocab; ++v) top = logits[v] > top ? logits[v] : top;  // NaN never wins
+  return top == kNegInf ? kNegInf : log_normaliser_given_max(logits, vocab, top);
+}
+
+namespace {
+
+// Appends the k best allowed finite extensions of one row, as candidates with total
+// log-probability live + logit − log Σ exp(logits). Ties keep the lower token id. Most of the
+// vocabulary is below the k-th best so far, so it is scanned in chunks whose maximum (a vector
+// reduction) is compared first; the chunk maxima also give the row's maximum for the normaliser.
+void add_row_candidates(const float* logits, int vocab, const std::vector<char>& allowed, int k, const Live& live,
                         int row, std::vector<Candidate>& out) {
   constexpr int kChunk = 64;
   std::vector<std::pair<float, int32_t>> top;
   top.reserve(k);
   float threshold = kNegInf;  // a value must exceed it to enter: the k-th best once top is full
+  float row_max = kNegInf;
   for (int v0 = 0; v0 < vocab; v0 += kChunk) {
     const int v1 = std::min(vocab, v0 + kChunk);
     float chunk_max = kNegInf;
 #pragma omp simd reduction(max : chunk_max)
-    for (int v = v0; v < v1; ++v) chunk_max = log_probs[v] > chunk_max ? log_probs[v] : chunk_max;  // NaN never wins
+    for (int v = v0; v < v1; ++v) chunk_max = logits[v] > chunk_max ? logits[v] : chunk_max;  // NaN never wins
+    row_max = std::max(row_max, chunk_max);
     if (!(chunk_max > threshold)) continue;
     for (int v = v0; v < v1; ++v) {
-      const float lp = log_probs[v];
-      if (!(lp > threshold) || !allowed[v]) continue;  // also skips NaN
+      const float logit = logits[v];
+      if (!(logit > threshold) || !allowed[v]) continue;  // also skips NaN
       if (static_cast<int>(top.size()) == k) top.pop_back();
-      auto pos = std::find_if(top.begin(), top.end(), [lp](const auto& e) { return lp > e.first; });
-      top.insert(pos, {lp, v});
+      auto pos = std::find_if(top.begin(), top.end(), [logit](const auto& e) { return logit > e.first; });
+      top.insert(pos, {logit, v});
       if (static_cast<int>(top.size()) == k) threshold = top.back().first;
     }
   }
-  for (const auto& [lp, token] : top) out.push_back({live.log_prob + lp, row, token});
+  if (top.empty()) return;
+  const float normaliser = log_normaliser_given_max(logits, vocab, row_max);
+  if (!std::isfinite(normaliser)) return;  // a NaN logit
+  for (const auto& [logit, token] : top) out.push_back({live.log_prob + (logit - normaliser), row, token});
 }
 
 // Score of the nbest-th best finished hypothesis (the one a live hypothesis must beat).
@@ -113,26 +145,28 @@ class Search {
 
     for (int t = 0; !live.empty(); ++t) {
       StepOutput out = model_.step(*state, previous);
-      const Tensor log_probs = out.log_probs.contiguous();
-      if (log_probs.ndim() != 2 || log_probs.dim(0) != static_cast<int64_t>(live.size()) || log_probs.dim(1) != vocab_)
-        throw Error("beam search: the model's step gave log-probabilities of shape " + shape_str(log_probs.shape()) +
+      const Tensor logits = out.logits.contiguous();
+      if (logits.ndim() != 2 || logits.dim(0) != static_cast<int64_t>(live.size()) || logits.dim(1) != vocab_)
+        throw Error("beam search: the model's step gave logits of shape " + shape_str(logits.shape()) +
                     ", expected [" + std::to_string(live.size()) + ", " + std::to_string(vocab_) + "]");
       attention_.push_back(out.attention.defined() ? out.attention.contiguous() : Tensor());
 
-      // Each row's best extensions, rows in parallel: the scan over the vocabulary is the search's
-      // own cost. Then each sentence merges its rows' lists in order.
+      // Each row's best extensions, rows in parallel: the log-softmax and the scan over the
+      // vocabulary are the search's own cost, fused so that no [rows, V] log-probabilities are
+      // written. Then each sentence merges its rows' lists in order.
       const int64_t rows = static_cast<int64_t>(live.size());
       row_candidates_.resize(rows);
 #pragma omp parallel for schedule(static) if (rows * vocab_ >= kParallelScan)
       for (int64_t r = 0; r < rows; ++r) {
         std::vector<Candidate>& mine = row_candidates_[r];
         mine.clear();
-        const float* row_log_probs = log_probs.data() + r * vocab_;
+        const float* row_logits = logits.data() + r * vocab_;
         if (t >= max_length_[sentence[r]]) {
-          if (row_log_probs[kBatchEos] > kNegInf)
-            mine.push_back({live[r].log_prob + row_log_probs[kBatchEos], static_cast<int>(r), kBatchEos});
+          const float normaliser = log_normaliser(row_logits, vocab_);
+          if (row_logits[kBatchEos] > kNegInf && std::isfinite(normaliser))
+            mine.push_back({live[r].log_prob + (row_logits[kBatchEos] - normaliser), static_cast<int>(r), kBatchEos});
         } else {
-          add_row_candidates(row_log_probs, vocab_, allowed_, 2 * K, live[r], static_cast<int>(r), mine);
+          add_row_candidates(row_logits, vocab_, allowed_, 2 * K, live[r], static_cast<int>(r), mine);
         }
       }
 
@@ -184,7 +218,7 @@ class Search {
 
  private:
   static constexpr int kUnkId = 1;  // the tokenizer's fixed <unk> id (text/tokenizer.hpp)
-  static constexpr int64_t kParallelScan = 1 << 16;  // log-probabilities worth a second thread
+  static constexpr int64_t kParallelScan = 1 << 16;  // logits worth a second thread
 
   static bool is_identity(const std::vector<int>& rows, size_t old_rows) {
     if (rows.size() != old_rows) return false;

@@ -15,6 +15,8 @@
 //     number of source tokens without </s>;
 //   * <pad> and <s> are never produced, <unk> only with allow_unk;
 //   * finished sentences leave the batch (their rows are dropped with reorder()).
+// The model's step gives logits; the search normalises them itself, row by row, fused with its
+// scan for the best extensions, so no [rows, V] log-probabilities are written.
 // Ties are broken by the hypothesis' rank in the previous step, then by token id, so a sentence's
 // result does not depend on the other sentences of its batch. K = 1 is greedy search.
 #include <cstdint>
@@ -46,6 +48,11 @@ struct Hypothesis {
   // positions (its tokens and </s>), empty when the model gives no attention.
   std::vector<std::vector<float>> attention;
 };
+
+// log Σ_v exp(logits[v]), computed as max + log Σ exp(logit − max): a row's log-softmax is its
+// logits minus this. The search normalises each step's logits with it. -inf for a row of -inf
+// only; NaN when a logit is NaN.
+float log_normaliser(const float* logits, int vocab);
 
 // Longest output (tokens before </s>) allowed for a source of `source_tokens` tokens (no </s>).
 int max_output_length(int source_tokens, const SearchOptions& options);

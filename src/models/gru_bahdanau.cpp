@@ -193,8 +193,7 @@ class GruBahdanau : public Seq2Seq {
     Tensor o = linear(st.s, w.readout_state_w, Tensor());
     add_into(o, parts[1].value());
     Var readout = activate_readout(Var(o));
-    Var logits(linear(readout.value(), w.out_w, out_.bias.value()));
-    return {log_softmax(logits).value(), alpha};
+    return {linear(readout.value(), w.out_w, out_.bias.value()), alpha};
   }
 
   void reorder(DecoderState& state, const std::vector<int32_t>& rows) override {

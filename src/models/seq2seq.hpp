@@ -29,7 +29,7 @@ struct DecoderState {
 };
 
 struct StepOutput {
-  Tensor log_probs;  // [N, V]
+  Tensor logits;     // [N, V], unnormalised: the search takes the log-softmax where it needs it
   Tensor attention;  // [N, S]: weights over source positions (0 at padding)
 };
 
@@ -51,7 +51,7 @@ class Seq2Seq {
   virtual Tensor last_attention() const { return Tensor(); }
 
   virtual std::unique_ptr<DecoderState> start(const EncoderOutput& encoded) = 0;
-  // One decoder step for every row: log-probabilities of the next token, given the previous one.
+  // One decoder step for every row: logits of the next token, given the previous one.
   virtual StepOutput step(DecoderState& state, const std::vector<int32_t>& previous) = 0;
   // New row i is old row rows[i] (rows may repeat: expanding to beams; or shrink).
   virtual void reorder(DecoderState& state, const std::vector<int32_t>& rows) = 0;

@@ -307,7 +307,7 @@ class Transformer : public Seq2Seq {
       });
     }
     if (c_.pre_norm) x = dec_norm_(x);
-    result.log_probs = log_softmax(Var(linear(x.value(), st.weights->vocab, Tensor()))).value();
+    result.logits = linear(x.value(), st.weights->vocab, Tensor());
     st.ancestor.emplace_back(N);
     std::iota(st.ancestor.back().begin(), st.ancestor.back().end(), 0);
     st.length = static_cast<int>(pos + 1);

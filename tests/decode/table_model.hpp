@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "decode/beam_search.hpp"
 #include "models/seq2seq.hpp"
 #include "util/error.hpp"
 
@@ -23,22 +24,24 @@ class TableModel : public Seq2Seq {
   void set_max_positions(int positions) { max_positions_ = positions; }
   int max_target_positions() const override { return max_positions_; }
 
-  // log p(· | sentence key, prefix): log-softmax of hashed logits in [-3, 3) plus the bias.
-  std::vector<float> log_probs(int32_t key, const std::vector<int32_t>& prefix) const {
+  // Logits of the next token given (sentence key, prefix): hashed values in [-3, 3) plus the bias.
+  std::vector<float> logits(int32_t key, const std::vector<int32_t>& prefix) const {
     uint64_t h = mix(table_seed_ ^ (uint64_t(key) << 32));
     for (int32_t t : prefix) h = mix(h ^ uint64_t(t + 1));
-    std::vector<float> logits(vocab_);
-    float max = -INFINITY;
-    for (int v = 0; v < vocab_; ++v) {
-      logits[v] = float(mix(h + uint64_t(v) * 0x9E3779B97F4A7C15ull) >> 40) / float(1 << 24) * 6.f - 3.f + bias_[v] +
-                  (prefix.empty() ? first_bias_[v] : 0.f);
-      max = std::max(max, logits[v]);
-    }
-    double z = 0;
-    for (float l : logits) z += std::exp(double(l - max));
-    const float log_z = max + float(std::log(z));
-    for (float& l : logits) l -= log_z;
-    return logits;
+    std::vector<float> out(vocab_);
+    for (int v = 0; v < vocab_; ++v)
+      out[v] = float(mix(h + uint64_t(v) * 0x9E3779B97F4A7C15ull) >> 40) / float(1 << 24) * 6.f - 3.f + bias_[v] +
+               (prefix.empty() ? first_bias_[v] : 0.f);
+    return out;
+  }
+
+  // log p(· | key, prefix), normalised as the search does it, so that sums over a path agree
+  // bit for bit with the search's scores.
+  std::vector<float> log_probs(int32_t key, const std::vector<int32_t>& prefix) const {
+    std::vector<float> lp = logits(key, prefix);
+    const float normaliser = log_normaliser(lp.data(), vocab_);
+    for (float& l : lp) l -= normaliser;
+    return lp;
   }
 
   EncoderOutput encode(const Batch& batch) override {
@@ -68,7 +71,7 @@ class TableModel : public Seq2Seq {
     if (int(previous.size()) != st.rows) throw Error("TableModel: previous has the wrong size");
     step_rows.push_back(st.rows);
     training_in_step = training_in_step || training();
-    Tensor lp = Tensor::empty({st.rows, vocab_});
+    Tensor out = Tensor::empty({st.rows, vocab_});
     Tensor att = Tensor::zeros({st.rows, st.src_len});
     for (int r = 0; r < st.rows; ++r) {
       if (!st.started[r]) {
@@ -77,11 +80,11 @@ class TableModel : public Seq2Seq {
       } else {
         st.prefixes[r].push_back(previous[r]);
       }
-      const auto row = log_probs(st.keys[r], st.prefixes[r]);
-      std::copy(row.begin(), row.end(), lp.data() + int64_t(r) * vocab_);
+      const auto row = logits(st.keys[r], st.prefixes[r]);
+      std::copy(row.begin(), row.end(), out.data() + int64_t(r) * vocab_);
       att.data()[int64_t(r) * st.src_len + st.prefixes[r].size() % st.src_lengths[r]] = 1.f;
     }
-    return {lp, att};
+    return {out, att};
   }
 
   void reorder(DecoderState& state, const std::vector<int32_t>& rows) override {

@@ -330,3 +330,22 @@ TEST_CASE("invalid search options are usage errors", "[beam]") {
   opt.length_penalty = -1;
   CHECK_THROWS_AS(beam_search(model, batch, opt), UsageError);
 }
+
+TEST_CASE("the search's log-normaliser is log Σ exp of the logits, stable for large ones", "[beam]") {
+  std::vector<float> logits;
+  for (int v = 0; v < 8000; ++v) logits.push_back(std::sin(0.37f * v) * 12.f + (v % 7 == 0 ? -INFINITY : 0.f));
+  for (float shift : {0.f, 1000.f, -1000.f}) {
+    std::vector<float> row = logits;
+    for (float& l : row) l += shift;
+    double top = -INFINITY, sum = 0;
+    for (float l : row) top = std::max(top, double(l));
+    for (float l : row) sum += std::exp(double(l) - top);
+    const double expected = top + std::log(sum);
+    CHECK(log_normaliser(row.data(), int(row.size())) == Approx(expected).margin(1e-6 * std::fabs(expected) + 1e-5));
+  }
+  const std::vector<float> none(5, -INFINITY);
+  CHECK(log_normaliser(none.data(), 5) == -INFINITY);
+  std::vector<float> with_nan(5, 0.f);
+  with_nan[3] = NAN;
+  CHECK(std::isnan(log_normaliser(with_nan.data(), 5)));
+}

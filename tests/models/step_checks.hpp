@@ -29,7 +29,7 @@ inline float max_diff(const float* a, const float* b, int64_t n) {
   return m;
 }
 
-// Eval mode: step t fed tgt_in[:, t] gives log_softmax(forward)[:, t] (≤ 1e-4) and the attention
+// Eval mode: step t fed tgt_in[:, t] gives the logits forward()[:, t] (≤ 1e-4) and the attention
 // row last_attention()[:, t] (≤ 1e-5, exactly 0 at source pads).
 inline void steps_match_forward(Seq2Seq& model, const Batch& batch) {
   model.set_training(false);
@@ -37,27 +37,27 @@ inline void steps_match_forward(Seq2Seq& model, const Batch& batch) {
   Tensor expected, expected_attention;
   {
     NoGradGuard no_grad;
-    expected = log_softmax(model.forward(batch)).value();  // [B, T, V]
-    expected_attention = model.last_attention();          // [B, T, S]
+    expected = model.forward(batch).value();      // [B, T, V]
+    expected_attention = model.last_attention();  // [B, T, S]
   }
   REQUIRE(expected_attention.shape() == Shape{B, T, S});
   auto state = model.start(model.encode(batch));
-  float worst_logp = 0, worst_attention = 0;
+  float worst_logit = 0, worst_attention = 0;
   for (int t = 0; t < T; ++t) {
     std::vector<int32_t> previous(B);
     for (int b = 0; b < B; ++b) previous[b] = batch.tgt_in[b * T + t];
     StepOutput out = model.step(*state, previous);
-    REQUIRE(out.log_probs.shape() == Shape{B, V});
+    REQUIRE(out.logits.shape() == Shape{B, V});
     REQUIRE(out.attention.shape() == Shape{B, S});
     for (int b = 0; b < B; ++b) {
-      worst_logp = std::max(worst_logp, max_diff(out.log_probs.data() + b * V, expected.data() + (b * T + t) * V, V));
+      worst_logit = std::max(worst_logit, max_diff(out.logits.data() + b * V, expected.data() + (b * T + t) * V, V));
       worst_attention = std::max(
           worst_attention, max_diff(out.attention.data() + b * S, expected_attention.data() + (b * T + t) * S, S));
       for (int j = batch.src_lengths[b]; j < S; ++j) CHECK(out.attention.data()[b * S + j] == 0.f);
     }
   }
-  INFO("max |step − forward|: log-probs " << worst_logp << ", attention " << worst_attention);
-  CHECK(worst_logp <= 1e-4f);
+  INFO("max |step − forward|: logits " << worst_logit << ", attention " << worst_attention);
+  CHECK(worst_logit <= 1e-4f);
   CHECK(worst_attention <= 1e-5f);
 }
 
@@ -94,26 +94,26 @@ inline void reorder_follows_rows(Seq2Seq& model, const Batch& batch) {
     for (int32_t r : rows) prev.push_back(token(t, r));
     StepOutput got = model.step(*state, prev);
     StepOutput want = model.step(*ref_state, prev);
-    REQUIRE(got.log_probs.shape() == Shape{4, V});
-    CHECK(max_diff(got.log_probs.data(), want.log_probs.data(), 4 * V) <= 1e-4f);
+    REQUIRE(got.logits.shape() == Shape{4, V});
+    CHECK(max_diff(got.logits.data(), want.logits.data(), 4 * V) <= 1e-4f);
     // The reordered batch pads its sources differently: compare the real positions.
     for (int i = 0; i < 4; ++i)
       CHECK(max_diff(got.attention.data() + i * batch.src_len, want.attention.data() + i * reordered.src_len,
                      batch.src_lengths[rows[i]]) <= 1e-5f);
-    CHECK(max_diff(got.log_probs.data(), got.log_probs.data() + 2 * V, V) == 0.f);
-    CHECK(max_diff(got.log_probs.data(), got.log_probs.data() + 3 * V, V) == 0.f);
+    CHECK(max_diff(got.logits.data(), got.logits.data() + 2 * V, V) == 0.f);
+    CHECK(max_diff(got.logits.data(), got.logits.data() + 3 * V, V) == 0.f);
   }
 }
 
-// Log-probabilities of the first three teacher-forced steps, all rows, one vector.
+// Logits of the first three teacher-forced steps, all rows, one vector.
 inline std::vector<float> first_steps(Seq2Seq& model, const Batch& batch) {
   auto state = model.start(model.encode(batch));
   std::vector<float> out;
   for (int t = 0; t < 3; ++t) {
     std::vector<int32_t> previous(batch.size);
     for (int b = 0; b < batch.size; ++b) previous[b] = batch.tgt_in[b * batch.tgt_len + t];
-    const std::vector<float> lp = model.step(*state, previous).log_probs.to_vector();
-    out.insert(out.end(), lp.begin(), lp.end());
+    const std::vector<float> logits = model.step(*state, previous).logits.to_vector();
+    out.insert(out.end(), logits.begin(), logits.end());
   }
   return out;
 }
