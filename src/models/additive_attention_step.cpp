@@ -2,11 +2,36 @@
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 #include "tensor/ops/fast_math.hpp"
 #include "util/error.hpp"
 
 namespace heed {
+namespace {
+
+// c += Σ_j w[j] · rows[j] (rows [S, D]), each element summed in order of j. Column blocks are
+// kept in registers across the rows, so c is read and written once rather than once per row.
+void add_weighted_rows(const float* w, const float* rows, int64_t S, int64_t D, float* c) {
+  constexpr int64_t kBlock = 64;
+  auto add_block = [&](int64_t i0, auto width) {
+    float acc[width];
+    for (int64_t i = 0; i < width; ++i) acc[i] = c[i0 + i];
+    for (int64_t j = 0; j < S; ++j) {
+      if (w[j] == 0.f) continue;  // padding
+      const float wj = w[j];
+      const float* h = rows + j * D + i0;
+#pragma omp simd
+      for (int64_t i = 0; i < width; ++i) acc[i] += wj * h[i];
+    }
+    for (int64_t i = 0; i < width; ++i) c[i0 + i] = acc[i];
+  };
+  int64_t i0 = 0;
+  for (; i0 + kBlock <= D; i0 += kBlock) add_block(i0, std::integral_constant<int64_t, kBlock>());
+  for (; i0 < D; ++i0) add_block(i0, std::integral_constant<int64_t, 1>());
+}
+
+}  // namespace
 
 void additive_attention_step(const Tensor& query, const Tensor& keys, const Tensor& v, const Tensor& values,
                              const Tensor& key_pad, const std::vector<int32_t>& source_row, Tensor& alpha,
@@ -49,15 +74,8 @@ void additive_attention_step(const Tensor& query, const Tensor& keys, const Tens
       p[j] = pad[j] != 0.f ? 0.f : std::exp(p[j] - top);
       total += p[j];
     }
-    float* c = context.data() + n * Dv;
-    for (int64_t j = 0; j < S; ++j) {
-      if (p[j] == 0.f) continue;
-      p[j] /= total;
-      const float w = p[j];
-      const float* h = ph + (b * S + j) * Dv;
-#pragma omp simd
-      for (int64_t i = 0; i < Dv; ++i) c[i] += w * h[i];
-    }
+    for (int64_t j = 0; j < S; ++j) p[j] /= total;
+    add_weighted_rows(p, ph + b * S * Dv, S, Dv, context.data() + n * Dv);
   }
 }
 
