@@ -86,6 +86,8 @@ void run_translate(const TranslateArgs& args) {
   size_t sentences = 0, output_tokens = 0, truncated = 0;
   bool warned_no_attention = false;
   double seconds = 0;
+  // Step weights are prepared once for the whole input, as part of loading, not per chunk.
+  const StepWeightsHold hold(*bundle.model);
   std::vector<std::string> lines;
   std::string line;
   for (;;) {

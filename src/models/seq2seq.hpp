@@ -63,7 +63,8 @@ class Seq2Seq {
   virtual int max_target_positions() const { return 0; }
   // While held (StepWeightsHold), start() shares one prepared copy of the step weights (packed
   // for the per-step products) instead of preparing it for every batch. The parameters must not
-  // change while it is held. Models without such weights ignore it.
+  // change while it is held. Models without such weights ignore it. Holds nest: only the
+  // outermost one calls this.
   virtual void hold_step_weights(bool /*on*/) {}
 
   ParameterSet& parameters() { return params_; }
@@ -79,13 +80,22 @@ class Seq2Seq {
   ParameterSet params_;
   bool training_ = false;
   Rng rng_;
+
+ private:
+  friend class StepWeightsHold;
+  int step_weight_holds_ = 0;  // open StepWeightsHold scopes
 };
 
 // Holds a model's step weights for a scope: decoding many batches with unchanging parameters.
+// An inner hold (translate_lines inside a command's hold for the whole input) reuses the outer one.
 class StepWeightsHold {
  public:
-  explicit StepWeightsHold(Seq2Seq& model) : model_(model) { model_.hold_step_weights(true); }
-  ~StepWeightsHold() { model_.hold_step_weights(false); }
+  explicit StepWeightsHold(Seq2Seq& model) : model_(model) {
+    if (model_.step_weight_holds_++ == 0) model_.hold_step_weights(true);
+  }
+  ~StepWeightsHold() {
+    if (--model_.step_weight_holds_ == 0) model_.hold_step_weights(false);
+  }
   StepWeightsHold(const StepWeightsHold&) = delete;
   StepWeightsHold& operator=(const StepWeightsHold&) = delete;
 

@@ -107,7 +107,10 @@ class TableModel : public Seq2Seq {
   int source_vocab() const override { return vocab_; }
   int target_vocab() const override { return vocab_; }
 
+  void hold_step_weights(bool on) override { hold_calls.push_back(on); }
+
   std::vector<int> step_rows;  // rows of each step() call
+  std::vector<bool> hold_calls;  // each hold_step_weights() call
   bool training_in_step = false;
 
  private:

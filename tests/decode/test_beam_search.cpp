@@ -349,3 +349,13 @@ TEST_CASE("the search's log-normaliser is log Σ exp of the logits, stable for l
   with_nan[3] = NAN;
   CHECK(std::isnan(log_normaliser(with_nan.data(), 5)));
 }
+
+TEST_CASE("step weight holds nest: only the outermost prepares and releases them", "[beam]") {
+  TableModel model(7, 1);
+  {
+    const StepWeightsHold outer(model);
+    { const StepWeightsHold inner(model); }
+    CHECK(model.hold_calls == std::vector<bool>{true});
+  }
+  CHECK(model.hold_calls == std::vector<bool>{true, false});
+}
