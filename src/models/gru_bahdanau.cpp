@@ -56,6 +56,7 @@ struct GruStepWeights {
   Tensor by_context;    // [3D + L, 2H]: [W_ih,c ; W_o,c]
   PackedWeight readout_state_w;  // W_o,s [L, D]
   PackedWeight out_w;
+  std::vector<PackedWeight> encoder_w_hh;  // per layer: forward, then backward direction
 };
 
 // Beam rows share their sentence's encoder rows (source_row), so reorder() only moves s.
@@ -113,9 +114,10 @@ class GruBahdanau : public Seq2Seq {
   EncoderOutput encode(const Batch& batch) override {
     const int B = batch.size, S = batch.src_len;
     Var x = drop(src_emb_(batch.src, {B, S}), dropout_);
+    const std::vector<PackedWeight>* held_w_hh = held_ ? &held_->encoder_w_hh : nullptr;
     for (size_t l = 0; l < enc_fwd_.size(); ++l) {
-      Var fwd = run_direction(x, enc_fwd_[l], batch.src_lengths, false);
-      Var bwd = run_direction(x, enc_bwd_[l], batch.src_lengths, true);
+      Var fwd = run_direction(x, enc_fwd_[l], batch.src_lengths, false, held_w_hh ? &(*held_w_hh)[2 * l] : nullptr);
+      Var bwd = run_direction(x, enc_bwd_[l], batch.src_lengths, true, held_w_hh ? &(*held_w_hh)[2 * l + 1] : nullptr);
       x = concat({fwd, bwd}, -1);
     }
     EncoderOutput out;
@@ -217,11 +219,15 @@ class GruBahdanau : public Seq2Seq {
     w->by_context = concat({w_ih[1], w_o[1]}, 0).value();
     w->readout_state_w = pack_weight(w_o[0].value());
     w->out_w = pack_weight(out_.weight.value());
+    for (size_t l = 0; l < enc_fwd_.size(); ++l)
+      for (const GruWeights* direction : {&enc_fwd_[l], &enc_bwd_[l]})
+        w->encoder_w_hh.push_back(pack_weight(direction->weight_hh.value()));
     return w;
   }
 
-  Var run_direction(const Var& x, const GruWeights& w, const std::vector<int32_t>& lengths, bool reverse) {
-    return gru_sequence(linear(x, w.weight_ih, w.bias_ih), w.weight_hh, w.bias_hh, lengths, reverse);
+  Var run_direction(const Var& x, const GruWeights& w, const std::vector<int32_t>& lengths, bool reverse,
+                    const PackedWeight* w_hh_packed) {
+    return gru_sequence(linear(x, w.weight_ih, w.bias_ih), w.weight_hh, w.bias_hh, lengths, reverse, w_hh_packed);
   }
 
   // s_0 = tanh(W_init · mean of the real h_j + b_init): the mean as a [B,1,S]x[B,S,2H] product.

@@ -120,8 +120,9 @@ Var gru_cell(const Var& gi, const Var& h, const Var& w_hh, const Var& b_hh);
 Var gru_gates(const Var& gi, const Var& gh, const Var& h);
 // A whole sequence: gi[B, T, 3H] → outputs [B, T, H], zero at padded positions t ≥ lengths[b].
 // reverse = true runs from each sentence's own last token down to 0 (state starts at zero).
+// w_hh_packed: a packed copy of w_hh the caller holds (decoding many batches); else packed here.
 Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vector<int32_t>& lengths,
-                 bool reverse);
+                 bool reverse, const PackedWeight* w_hh_packed = nullptr);
 // Bahdanau scores: e[b, j] = Σ_a v[a] · tanh(query[b, a] + keys[b, j, a]); query [B, A],
 // keys [B, S, A], v [1, A] → [B, S]. Fused so that the [B, S, A] tanh is never an autograd node.
 Var additive_attention_scores(const Var& query, const Var& keys, const Var& v);

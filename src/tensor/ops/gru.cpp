@@ -116,7 +116,7 @@ Var gru_gates(const Var& gi, const Var& gh, const Var& h) {
 }
 
 Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vector<int32_t>& lengths,
-                 bool reverse) {
+                 bool reverse, const PackedWeight* w_hh_packed) {
   if (gi.ndim() != 3) throw Error("gru_sequence: input must be [B, T, 3H], got " + shape_str(gi.shape()));
   const int64_t B = gi.dim(0), T = gi.dim(1), H = w_hh.dim(1);
   check_shapes(gi.shape(), H, w_hh, b_hh);
@@ -133,7 +133,8 @@ Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vec
          z = Tensor::empty({kept_steps, B, H}), n = Tensor::empty({kept_steps, B, H}),
          hn = Tensor::empty({kept_steps, B, H});
   Tensor h = Tensor::zeros({B, H}), gh = Tensor::empty({B, 3 * H});
-  const PackedWeight w_packed = pack_weight(w_hh.value());  // used T times with only B rows
+  // Used T times with only B rows: packed once.
+  const PackedWeight w_packed = w_hh_packed ? *w_hh_packed : pack_weight(w_hh.value());
   for (int64_t s = 0; s < T; ++s) {
     const int64_t t = reverse ? T - 1 - s : s;
     const int64_t slot = keep ? s : 0;
