@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <string>
-#include <type_traits>
 
 #include "tensor/ops/fast_math.hpp"
 #include "util/error.hpp"
@@ -10,25 +9,37 @@
 namespace heed {
 namespace {
 
-// c += Σ_j w[j] · rows[j] (rows [S, D]), each element summed in order of j. Column blocks are
-// kept in registers across the rows, so c is read and written once rather than once per row.
-void add_weighted_rows(const float* w, const float* rows, int64_t S, int64_t D, float* c) {
+// c[g] += Σ_j w[g][j] · rows[j] for G rows g of one sentence (rows [S, D]), each element
+// summed in order of j, so the result does not depend on G. Column blocks stay in registers
+// across the source positions: c is read and written once, and the G rows read each value row
+// once between them.
+template <int G>
+void add_weighted_rows(const float* const* w, const float* rows, int64_t S, int64_t D, float* const* c) {
   constexpr int64_t kBlock = 64;
-  auto add_block = [&](int64_t i0, auto width) {
-    float acc[width];
-    for (int64_t i = 0; i < width; ++i) acc[i] = c[i0 + i];
-    for (int64_t j = 0; j < S; ++j) {
-      if (w[j] == 0.f) continue;  // padding
-      const float wj = w[j];
-      const float* h = rows + j * D + i0;
-#pragma omp simd
-      for (int64_t i = 0; i < width; ++i) acc[i] += wj * h[i];
-    }
-    for (int64_t i = 0; i < width; ++i) c[i0 + i] = acc[i];
-  };
   int64_t i0 = 0;
-  for (; i0 + kBlock <= D; i0 += kBlock) add_block(i0, std::integral_constant<int64_t, kBlock>());
-  for (; i0 < D; ++i0) add_block(i0, std::integral_constant<int64_t, 1>());
+  for (; i0 + kBlock <= D; i0 += kBlock) {
+    float acc[G][kBlock];
+    for (int g = 0; g < G; ++g)
+      for (int64_t i = 0; i < kBlock; ++i) acc[g][i] = c[g][i0 + i];
+    for (int64_t j = 0; j < S; ++j) {
+      bool any = false;
+      for (int g = 0; g < G; ++g) any |= w[g][j] != 0.f;
+      if (!any) continue;  // padding
+      const float* h = rows + j * D + i0;
+#pragma GCC unroll 4
+      for (int g = 0; g < G; ++g) {
+        const float wj = w[g][j];
+#pragma omp simd
+        for (int64_t i = 0; i < kBlock; ++i) acc[g][i] += wj * h[i];
+      }
+    }
+    for (int g = 0; g < G; ++g)
+      for (int64_t i = 0; i < kBlock; ++i) c[g][i0 + i] = acc[g][i];
+  }
+  for (; i0 < D; ++i0)
+    for (int g = 0; g < G; ++g)
+      for (int64_t j = 0; j < S; ++j)
+        if (w[g][j] != 0.f) c[g][i0] += w[g][j] * rows[j * D + i0];
 }
 
 }  // namespace
@@ -75,7 +86,31 @@ void additive_attention_step(const Tensor& query, const Tensor& keys, const Tens
       total += p[j];
     }
     for (int64_t j = 0; j < S; ++j) p[j] /= total;
-    add_weighted_rows(p, ph + b * S * Dv, S, Dv, context.data() + n * Dv);
+  }
+  // Beam search keeps a sentence's rows together: up to four consecutive rows with the same
+  // encoder row sum its value rows in one pass.
+  constexpr int64_t kMaxGroup = 4;
+  std::vector<int64_t> group_start;
+  for (int64_t n = 0; n < N; ++n)
+    if (n == 0 || source_row[n] != source_row[n - 1] || n - group_start.back() == kMaxGroup) group_start.push_back(n);
+  group_start.push_back(N);
+  const int64_t groups = static_cast<int64_t>(group_start.size()) - 1;
+#pragma omp parallel for schedule(static) if (N * S * Dv > 65536)
+  for (int64_t k = 0; k < groups; ++k) {
+    const int64_t first = group_start[k], rows = group_start[k + 1] - first;
+    const float* w[kMaxGroup];
+    float* c[kMaxGroup];
+    for (int64_t g = 0; g < rows; ++g) {
+      w[g] = alpha.data() + (first + g) * S;
+      c[g] = context.data() + (first + g) * Dv;
+    }
+    const float* value_rows = ph + source_row[first] * S * Dv;
+    switch (rows) {
+      case 4: add_weighted_rows<4>(w, value_rows, S, Dv, c); break;
+      case 3: add_weighted_rows<3>(w, value_rows, S, Dv, c); break;
+      case 2: add_weighted_rows<2>(w, value_rows, S, Dv, c); break;
+      default: add_weighted_rows<1>(w, value_rows, S, Dv, c); break;
+    }
   }
 }
 
