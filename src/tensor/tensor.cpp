@@ -188,7 +188,10 @@ void gather_strided(const Tensor& src, float* dst) {
       for (int i = 0; i < n - 1; ++i) off += idx[i] * strides[i];
       const float* p = base + off;
       float* out = dst + r * inner;
-      for (int64_t j = 0; j < inner; ++j) out[j] = p[j * inner_stride];
+      if (inner_stride == 1)  // e.g. a permute that keeps the last axis: whole rows
+        std::memcpy(out, p, inner * sizeof(float));
+      else
+        for (int64_t j = 0; j < inner; ++j) out[j] = p[j * inner_stride];
       for (int i = n - 2; i >= 0; --i) {
         if (++idx[i] < shape[i]) break;
         idx[i] = 0;

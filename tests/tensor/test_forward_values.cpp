@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "check_helpers.hpp"
@@ -287,20 +288,57 @@ TEST_CASE("shape ops, embedding, masked_fill and reductions move the right value
 
 TEST_CASE("a strided view copies into the dense layout it views, on one thread or two") {
   const Tensor t = random_tensor({6, 50, 7, 40}, 21);  // 84,000 elements: above the parallel size
-  const Tensor view = t.transpose(1, 2);                 // [6, 7, 50, 40]
+  // Axes 1 and 2 swapped keeps whole rows of the last axis (copied as rows); 1 and 3 does not.
+  const int64_t size[4] = {6, 50, 7, 40};
   const int threads_before = omp_get_max_threads();
-  for (int threads : {1, 2}) {
-    omp_set_num_threads(threads);
-    const Tensor dense = view.contiguous();
-    REQUIRE(dense.is_contiguous());
-    bool all_equal = true;
-    for (int64_t a = 0; a < 6; ++a)
-      for (int64_t b = 0; b < 7; ++b)
-        for (int64_t c = 0; c < 50; ++c)
-          for (int64_t d = 0; d < 40; ++d)
-            all_equal &= dense.data()[((a * 7 + b) * 50 + c) * 40 + d] == t.data()[((a * 50 + c) * 7 + b) * 40 + d];
-    CHECK(all_equal);
+  for (const auto& [p, q] : {std::pair<int, int>{1, 2}, std::pair<int, int>{1, 3}}) {
+    const Tensor view = t.transpose(p, q);
+    for (int threads : {1, 2}) {
+      omp_set_num_threads(threads);
+      const Tensor dense = view.contiguous();
+      REQUIRE(dense.is_contiguous());
+      bool all_equal = true;
+      int64_t i[4], n = 0;  // i: index into t; the view's index is i with p and q swapped
+      for (i[0] = 0; i[0] < size[0]; ++i[0])
+        for (i[1] = 0; i[1] < size[1]; ++i[1])
+          for (i[2] = 0; i[2] < size[2]; ++i[2])
+            for (i[3] = 0; i[3] < size[3]; ++i[3], ++n) {
+              int64_t j[4] = {i[0], i[1], i[2], i[3]};
+              std::swap(j[p], j[q]);
+              int64_t dims[4] = {size[0], size[1], size[2], size[3]};
+              std::swap(dims[p], dims[q]);
+              const int64_t at = ((j[0] * dims[1] + j[1]) * dims[2] + j[2]) * dims[3] + j[3];
+              all_equal &= dense.data()[at] == t.data()[n];
+            }
+      INFO("axes " << p << ", " << q << ", " << threads << " threads");
+      CHECK(all_equal);
+    }
   }
   omp_set_num_threads(threads_before);
   CHECK(Tensor::empty({3, 0}).transpose(0, 1).contiguous().numel() == 0);
+}
+
+TEST_CASE("large concat and split, forward and backward, on one thread or two") {
+  const Tensor x = random_tensor({300, 300}, 22);  // 90,000 elements: above the parallel size
+  const int threads_before = omp_get_max_threads();
+  for (int threads : {1, 2}) {
+    omp_set_num_threads(threads);
+    Var xv(x, true);
+    auto parts = split(xv, {100, 200}, 1);
+    bool split_ok = true;
+    for (int64_t r = 0; r < 300; ++r)
+      for (int64_t c = 0; c < 300; ++c)
+        split_ok &= (c < 100 ? parts[0].value().data()[r * 100 + c] : parts[1].value().data()[r * 200 + c - 100]) ==
+                    x.data()[r * 300 + c];
+    CHECK(split_ok);
+    CHECK(concat({parts[0], parts[1]}, 1).value().to_vector() == x.to_vector());
+    // x also reaches the loss directly, so one split part's gradient lands on an existing one.
+    backward(sum(concat({scale(parts[1], 2.f), parts[0], xv}, 1)));
+    bool grad_ok = true;
+    for (int64_t r = 0; r < 300; ++r)
+      for (int64_t c = 0; c < 300; ++c) grad_ok &= xv.grad().data()[r * 300 + c] == (c < 100 ? 2.f : 3.f);
+    INFO(threads << " threads");
+    CHECK(grad_ok);
+  }
+  omp_set_num_threads(threads_before);
 }

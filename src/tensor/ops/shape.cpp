@@ -65,6 +65,28 @@ Var permute(const Var& a, const std::vector<int>& axes) {
   return out;
 }
 
+namespace {
+// Floats worth a second thread in a block copy.
+constexpr int64_t kParallelCopy = 1 << 16;
+
+// rows × width floats from src (row stride src_stride) to dst (row stride dst_stride); with
+// add, dst += src. Concat and split move column ranges of every row this way.
+void copy_block(float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t rows, int64_t width,
+                bool add) {
+#pragma omp parallel for schedule(static) if (rows > 1 && rows * width >= kParallelCopy)
+  for (int64_t r = 0; r < rows; ++r) {
+    float* d = dst + r * dst_stride;
+    const float* p = src + r * src_stride;
+    if (add) {
+#pragma omp simd
+      for (int64_t j = 0; j < width; ++j) d[j] += p[j];
+    } else {
+      std::memcpy(d, p, width * sizeof(float));
+    }
+  }
+}
+}  // namespace
+
 Var concat(const std::vector<Var>& parts, int axis) {
   if (parts.empty()) throw Error("concat of nothing");
   const int n = parts[0].ndim();
@@ -89,7 +111,7 @@ Var concat(const std::vector<Var>& parts, int axis) {
   for (const auto& p : parts) {
     Tensor pv = p.value().contiguous();
     const int64_t w = p.dim(axis) * inner;
-    for (int64_t o = 0; o < outer; ++o) std::memcpy(out.data() + o * out_row + col, pv.data() + o * w, w * sizeof(float));
+    copy_block(out.data() + col, out_row, pv.data(), w, outer, w, false);
     col += w;
     widths.push_back(w);
     grad = grad || needs_grad({&p});
@@ -105,7 +127,7 @@ Var concat(const std::vector<Var>& parts, int axis) {
         const int64_t w = widths[i];
         if (parts[i].requires_grad()) {
           Tensor d = Tensor::empty(parts[i].shape());
-          for (int64_t o = 0; o < outer; ++o) std::memcpy(d.data() + o * w, g.data() + o * out_row + col, w * sizeof(float));
+          copy_block(d.data(), w, g.data() + col, out_row, outer, w, false);
           parts[i].accumulate_grad(d);
         }
         col += w;
@@ -132,15 +154,20 @@ std::vector<Var> split(const Var& a, const std::vector<int64_t>& sizes, int axis
     shape[axis] = s;
     Tensor t = Tensor::empty(shape);
     const int64_t w = s * inner;
-    for (int64_t o = 0; o < outer; ++o) std::memcpy(t.data() + o * w, av.data() + o * row + col, w * sizeof(float));
+    copy_block(t.data(), w, av.data() + col, row, outer, w, false);
     Var part(t, needs_grad({&a}));
     if (part.requires_grad()) {
       auto on = part.node_ptr();
       record_backward([a, on, outer, row, col, w] {
         if (!on->grad.defined()) return;
         Tensor g = on->grad.contiguous();
+        // Into the existing gradient's columns: the parts of a split do not each fill a whole one.
+        if (a.grad().defined()) {
+          copy_block(a.grad().data() + col, row, g.data(), w, outer, w, true);
+          return;
+        }
         Tensor d = Tensor::zeros(a.shape());
-        for (int64_t o = 0; o < outer; ++o) std::memcpy(d.data() + o * row + col, g.data() + o * w, w * sizeof(float));
+        copy_block(d.data() + col, row, g.data(), w, outer, w, false);
         a.accumulate_grad(d);
       });
     }
