@@ -46,6 +46,10 @@ const bool g_malloc_tuned = [] {
 }();
 
 constexpr size_t kAlignment = 64;
+
+// Floats from which fills and copies split between the threads (a serial one leaves the other
+// thread waiting at the next parallel op).
+constexpr int64_t kParallelMemory = 1 << 16;
 }  // namespace
 
 // Aligned by hand over plain malloc: glibc's aligned_alloc does not reuse a freed block of the
@@ -73,7 +77,7 @@ Tensor Tensor::empty(const Shape& shape) {
 
 Tensor Tensor::zeros(const Shape& shape) {
   Tensor t = empty(shape);
-  std::memset(t.data(), 0, t.numel() * sizeof(float));
+  t.fill(0.f);
   return t;
 }
 
@@ -174,7 +178,7 @@ void gather_strided(const Tensor& src, float* dst) {
   if (total == 0) return;
   const int64_t inner = shape[n - 1], inner_stride = strides[n - 1], rows = total / inner;
   // Rows of the last dimension; each thread copies a contiguous range of them.
-#pragma omp parallel if (total >= (1 << 16))
+#pragma omp parallel if (total >= kParallelMemory)
   {
     const int64_t threads = omp_get_num_threads(), me = omp_get_thread_num();
     const int64_t first = rows * me / threads, last = rows * (me + 1) / threads;
@@ -212,7 +216,8 @@ Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
 void Tensor::fill(float value) const {
   if (!is_contiguous()) throw Error("fill of a non-contiguous tensor");
   float* p = data();
-  int64_t n = numel();
+  const int64_t n = numel();
+#pragma omp parallel for simd schedule(static) if (n >= kParallelMemory)
   for (int64_t i = 0; i < n; ++i) p[i] = value;
 }
 
@@ -220,10 +225,15 @@ void Tensor::copy_from(const Tensor& src) const {
   if (src.shape() != shape_)
     throw Error("copy " + shape_str(src.shape()) + " into " + shape_str(shape_));
   if (!is_contiguous()) throw Error("copy into a non-contiguous tensor");
-  if (src.is_contiguous())
-    std::memcpy(data(), src.data(), numel() * sizeof(float));
-  else
+  if (src.is_contiguous()) {
+    const int64_t n = numel();
+    float* out = data();
+    const float* in = src.data();
+#pragma omp parallel for simd schedule(static) if (n >= kParallelMemory)
+    for (int64_t i = 0; i < n; ++i) out[i] = in[i];
+  } else {
     gather_strided(src, data());
+  }
 }
 
 }  // namespace heed

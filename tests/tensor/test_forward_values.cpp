@@ -318,11 +318,13 @@ TEST_CASE("a strided view copies into the dense layout it views, on one thread o
   CHECK(Tensor::empty({3, 0}).transpose(0, 1).contiguous().numel() == 0);
 }
 
-TEST_CASE("large concat and split, forward and backward, on one thread or two") {
+TEST_CASE("large fills, copies, concat and split, forward and backward, on one thread or two") {
   const Tensor x = random_tensor({300, 300}, 22);  // 90,000 elements: above the parallel size
   const int threads_before = omp_get_max_threads();
   for (int threads : {1, 2}) {
     omp_set_num_threads(threads);
+    CHECK(x.clone().to_vector() == x.to_vector());
+    CHECK(Tensor::full({300, 300}, 1.5f).to_vector() == std::vector<float>(90000, 1.5f));
     Var xv(x, true);
     auto parts = split(xv, {100, 200}, 1);
     bool split_ok = true;
