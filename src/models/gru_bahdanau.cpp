@@ -59,6 +59,9 @@ struct GruStepWeights {
   std::vector<PackedWeight> encoder_w_hh;  // per layer: forward, then backward direction
 };
 
+// Columns [begin, end) of a 2-D tensor, as a view.
+Tensor columns(const Tensor& t, int64_t begin, int64_t end) { return t.transpose(0, 1).slice(begin, end).transpose(0, 1); }
+
 // Beam rows share their sentence's encoder rows (source_row), so reorder() only moves s.
 struct GruState : DecoderState {
   Tensor s;                         // [N, D]
@@ -183,17 +186,17 @@ class GruBahdanau : public Seq2Seq {
       throw Error("gru step: " + std::to_string(previous.size()) + " tokens for " + std::to_string(st.rows) + " rows");
     const GruStepWeights& w = *st.weights;
     const int D3 = 3 * c_.dec_hidden;
-    auto query_gh = split(Var(linear(st.s, w.state_w, w.state_b)), {c_.attn_dim, D3}, 1);
+    // Column ranges are read in place (both consumers take strided rows), not split into copies.
+    const Tensor query_gh = linear(st.s, w.state_w, w.state_b);
     // [GRU input ; readout] without their state parts: the token's rows plus Σ_j α_j · projected_j.
     Tensor mixed = gather_rows(w.by_token, previous);  // also checks the token ids
     Tensor alpha;
-    additive_attention_step(query_gh[0].value(), st.keys, att_v_.weight.value(), st.projected, st.pad_mask,
-                            st.source_row, alpha, mixed);
-    auto parts = split(Var(mixed), {D3, c_.readout_dim}, 1);
-    Var s = gru_gates(parts[0], query_gh[1], Var(st.s));
+    additive_attention_step(columns(query_gh, 0, c_.attn_dim), st.keys, att_v_.weight.value(), st.projected,
+                            st.pad_mask, st.source_row, alpha, mixed);
+    Var s = gru_gates(Var(columns(mixed, 0, D3)), Var(columns(query_gh, c_.attn_dim, c_.attn_dim + D3)), Var(st.s));
     st.s = s.value();
     Tensor o = linear(st.s, w.readout_state_w, Tensor());
-    add_into(o, parts[1].value());
+    add_into(o, columns(mixed, D3, D3 + c_.readout_dim));
     Var readout = activate_readout(Var(o));
     return {linear(readout.value(), w.out_w, out_.bias.value()), alpha};
   }
