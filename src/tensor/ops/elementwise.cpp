@@ -147,9 +147,14 @@ Var scale(const Var& a, float s) {
     auto on = result.node_ptr();
     record_backward([a, on, s] {
       if (!on->grad.defined()) return;
-      Tensor g = on->grad.clone();
-      scale_into(g, s);
-      a.accumulate_grad(g);
+      const Tensor g = on->grad.contiguous();
+      Tensor d = Tensor::empty(g.shape());
+      const float* pg = g.data();
+      float* pd = d.data();
+      const int64_t n = g.numel();
+#pragma omp parallel for simd schedule(static) if (n > 65536)
+      for (int64_t i = 0; i < n; ++i) pd[i] = pg[i] * s;
+      a.accumulate_grad(d);
     });
   }
   return result;

@@ -58,15 +58,16 @@ Var masked_fill(const Var& x, const Tensor& mask, float value) {
     auto on = result.node_ptr();
     record_backward([x, mv, on] {
       if (!on->grad.defined()) return;
-      Tensor g = on->grad.clone();
+      const Tensor g = on->grad.contiguous();
+      Tensor d = Tensor::empty(g.shape());
       Broadcast bc(g.shape(), mv.shape());
       const float* pm = mv.data();
-      float* pg = g.data();
+      const float* pg = g.data();
+      float* pd = d.data();
       bc.for_each_run([&](int64_t o, int64_t mo, int64_t len, int64_t step) {
-        for (int64_t j = 0; j < len; ++j)
-          if (pm[mo + j * step] != 0.f) pg[o + j] = 0.f;
+        for (int64_t j = 0; j < len; ++j) pd[o + j] = pm[mo + j * step] != 0.f ? 0.f : pg[o + j];
       });
-      x.accumulate_grad(g);
+      x.accumulate_grad(d);
     });
   }
   return result;
@@ -95,10 +96,12 @@ Var dropout(const Var& x, float p, Rng& rng) {
     auto on = result.node_ptr();
     record_backward([x, on, n, multiplier] {
       if (!on->grad.defined()) return;
-      Tensor d = on->grad.clone();
+      const Tensor g = on->grad.contiguous();
+      Tensor d = Tensor::empty(g.shape());
+      const float* pg = g.data();
       float* pd = d.data();
 #pragma omp parallel for schedule(static) if (n > 65536)
-      for (int64_t i = 0; i < n; ++i) pd[i] *= multiplier(i);
+      for (int64_t i = 0; i < n; ++i) pd[i] = pg[i] * multiplier(i);
       x.accumulate_grad(d);
     });
   }
