@@ -56,7 +56,6 @@ struct GruStepWeights {
   Tensor by_context;    // [3D + L, 2H]: [W_ih,c ; W_o,c]
   PackedWeight readout_state_w;  // W_o,s [L, D]
   PackedWeight out_w;
-  std::vector<PackedWeight> encoder_w_hh;  // per layer: forward, then backward direction
 };
 
 // Columns [begin, end) of a 2-D tensor, as a view.
@@ -117,10 +116,10 @@ class GruBahdanau : public Seq2Seq {
   EncoderOutput encode(const Batch& batch) override {
     const int B = batch.size, S = batch.src_len;
     Var x = drop(src_emb_(batch.src, {B, S}), dropout_);
-    const std::vector<PackedWeight>* held_w_hh = held_ ? &held_->encoder_w_hh : nullptr;
+    const bool packed = !held_encoder_w_hh_.empty();
     for (size_t l = 0; l < enc_fwd_.size(); ++l) {
-      Var fwd = run_direction(x, enc_fwd_[l], batch.src_lengths, false, held_w_hh ? &(*held_w_hh)[2 * l] : nullptr);
-      Var bwd = run_direction(x, enc_bwd_[l], batch.src_lengths, true, held_w_hh ? &(*held_w_hh)[2 * l + 1] : nullptr);
+      Var fwd = run_direction(x, enc_fwd_[l], batch.src_lengths, false, packed ? &held_encoder_w_hh_[2 * l] : nullptr);
+      Var bwd = run_direction(x, enc_bwd_[l], batch.src_lengths, true, packed ? &held_encoder_w_hh_[2 * l + 1] : nullptr);
       x = concat({fwd, bwd}, -1);
     }
     EncoderOutput out;
@@ -177,7 +176,15 @@ class GruBahdanau : public Seq2Seq {
     return st;
   }
 
-  void hold_step_weights(bool on) override { held_ = on ? step_weights() : nullptr; }
+  // Holding also packs the encoder's recurrent weights once (start() alone does not need them).
+  void hold_step_weights(bool on) override {
+    held_ = on ? step_weights() : nullptr;
+    held_encoder_w_hh_.clear();
+    if (!on) return;
+    for (size_t l = 0; l < enc_fwd_.size(); ++l)
+      for (const GruWeights* direction : {&enc_fwd_[l], &enc_bwd_[l]})
+        held_encoder_w_hh_.push_back(pack_weight(direction->weight_hh.value()));
+  }
 
   StepOutput step(DecoderState& state, const std::vector<int32_t>& previous) override {
     NoGradGuard no_grad;
@@ -222,9 +229,6 @@ class GruBahdanau : public Seq2Seq {
     w->by_context = concat({w_ih[1], w_o[1]}, 0).value();
     w->readout_state_w = pack_weight(w_o[0].value());
     w->out_w = pack_weight(out_.weight.value());
-    for (size_t l = 0; l < enc_fwd_.size(); ++l)
-      for (const GruWeights* direction : {&enc_fwd_[l], &enc_bwd_[l]})
-        w->encoder_w_hh.push_back(pack_weight(direction->weight_hh.value()));
     return w;
   }
 
@@ -271,6 +275,7 @@ class GruBahdanau : public Seq2Seq {
   GruWeights cell_;
   Tensor last_attention_;
   std::shared_ptr<const GruStepWeights> held_;  // while decoding holds them (StepWeightsHold)
+  std::vector<PackedWeight> held_encoder_w_hh_;  // the same hold: per layer, forward then backward
 };
 
 }  // namespace
