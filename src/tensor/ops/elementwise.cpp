@@ -139,22 +139,26 @@ Var add(const Var& a, const Var& b) { return binary(a, b, BinaryKind::Add); }
 Var sub(const Var& a, const Var& b) { return binary(a, b, BinaryKind::Sub); }
 Var mul(const Var& a, const Var& b) { return binary(a, b, BinaryKind::Mul); }
 
+namespace {
+// s · t as a new dense tensor, in one pass (a clone scaled in place would take two).
+Tensor scaled(const Tensor& t, float s) {
+  const Tensor src = t.contiguous();
+  Tensor out = Tensor::empty(src.shape());
+  const float* p = src.data();
+  float* d = out.data();
+  const int64_t n = src.numel();
+#pragma omp parallel for simd schedule(static) if (n > 65536)
+  for (int64_t i = 0; i < n; ++i) d[i] = p[i] * s;
+  return out;
+}
+}  // namespace
+
 Var scale(const Var& a, float s) {
-  Tensor out = a.value().clone();
-  scale_into(out, s);
-  Var result(out, needs_grad({&a}));
+  Var result(scaled(a.value(), s), needs_grad({&a}));
   if (result.requires_grad()) {
     auto on = result.node_ptr();
     record_backward([a, on, s] {
-      if (!on->grad.defined()) return;
-      const Tensor g = on->grad.contiguous();
-      Tensor d = Tensor::empty(g.shape());
-      const float* pg = g.data();
-      float* pd = d.data();
-      const int64_t n = g.numel();
-#pragma omp parallel for simd schedule(static) if (n > 65536)
-      for (int64_t i = 0; i < n; ++i) pd[i] = pg[i] * s;
-      a.accumulate_grad(d);
+      if (on->grad.defined()) a.accumulate_grad(scaled(on->grad, s));
     });
   }
   return result;
