@@ -46,10 +46,6 @@ const bool g_malloc_tuned = [] {
 }();
 
 constexpr size_t kAlignment = 64;
-
-// Floats from which fills and copies split between the threads (a serial one leaves the other
-// thread waiting at the next parallel op).
-constexpr int64_t kParallelMemory = 1 << 16;
 }  // namespace
 
 // Aligned by hand over plain malloc: glibc's aligned_alloc does not reuse a freed block of the

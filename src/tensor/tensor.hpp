@@ -74,4 +74,8 @@ class Tensor {
 
 Shape contiguous_strides(const Shape& shape);
 
+// Floats from which memory-bound work (fills, copies) is split between the threads: a serial
+// one leaves the other thread waiting at the next parallel op.
+constexpr int64_t kParallelMemory = 1 << 16;
+
 }  // namespace heed

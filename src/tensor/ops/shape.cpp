@@ -66,14 +66,11 @@ Var permute(const Var& a, const std::vector<int>& axes) {
 }
 
 namespace {
-// Floats worth a second thread in a block copy.
-constexpr int64_t kParallelCopy = 1 << 16;
-
 // rows × width floats from src (row stride src_stride) to dst (row stride dst_stride); with
 // add, dst += src. Concat and split move column ranges of every row this way.
 void copy_block(float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t rows, int64_t width,
                 bool add) {
-#pragma omp parallel for schedule(static) if (rows > 1 && rows * width >= kParallelCopy)
+#pragma omp parallel for schedule(static) if (rows > 1 && rows * width >= kParallelMemory)
   for (int64_t r = 0; r < rows; ++r) {
     float* d = dst + r * dst_stride;
     const float* p = src + r * src_stride;
