@@ -1,5 +1,8 @@
-// Label-smoothed cross-entropy from logits in one numerically stable pass per row (oneDNN has
-// no loss primitive). Backward: (softmax − ((1−ε)·onehot + ε/V)) · g / normalizer.
+// Label-smoothed cross-entropy from logits (oneDNN has no loss primitive). The gradient
+// (softmax − ((1−ε)·onehot + ε/V)) / normalizer is written in the same pass as the loss when the
+// logits need one: each row is then read from memory once and its exponentials taken once, where
+// a separate backward would read [rows, V] again and recompute them. Backward only scales it by
+// the upstream gradient (1 for a loss passed to backward()).
 #include <cmath>
 
 #include "tensor/ops.hpp"
@@ -17,30 +20,52 @@ Var cross_entropy(const Var& logits, const std::vector<int32_t>& targets, int ig
   for (int32_t y : targets)
     if (y != ignore_index && (y < 0 || y >= vocab))
       throw Error("cross_entropy: target id " + std::to_string(y) + " outside a vocabulary of " + std::to_string(vocab));
+  const bool with_grad = needs_grad({&logits});
+  Tensor d = with_grad ? Tensor::empty(lv.shape()) : Tensor();
   // Per-row results summed afterwards in row order: an OpenMP reduction would add the threads'
   // partial sums in arrival order, so the loss would not be bitwise reproducible.
-  std::vector<float> lse(rows);
   std::vector<double> row_loss(rows, 0.0), row_nll(rows, 0.0);
   const float* pl = lv.data();
+  const float smooth = eps / vocab, inv_norm = 1.f / normalizer;
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     const int32_t y = targets[r];
-    if (y == ignore_index) continue;
+    float* dr = with_grad ? d.data() + r * vocab : nullptr;
+    if (y == ignore_index) {
+      if (dr)
+        for (int64_t k = 0; k < vocab; ++k) dr[k] = 0.f;
+      continue;
+    }
     const float* x = pl + r * vocab;
     float mx = x[0];
 #pragma omp simd reduction(max : mx)
     for (int64_t k = 1; k < vocab; ++k) mx = std::max(mx, x[k]);
     float se = 0, sx = 0;
+    if (dr) {
 #pragma omp simd reduction(+ : se, sx)
-    for (int64_t k = 0; k < vocab; ++k) {
-      se += fast_exp(x[k] - mx);
-      sx += x[k];
+      for (int64_t k = 0; k < vocab; ++k) {
+        const float e = fast_exp(x[k] - mx);
+        dr[k] = e;
+        se += e;
+        sx += x[k];
+      }
+    } else {
+#pragma omp simd reduction(+ : se, sx)
+      for (int64_t k = 0; k < vocab; ++k) {
+        se += fast_exp(x[k] - mx);
+        sx += x[k];
+      }
     }
     const double l = mx + std::log(static_cast<double>(se));
-    lse[r] = static_cast<float>(l);
     const double nll = l - x[y];
     row_nll[r] = nll;
     row_loss[r] = (1.0 - eps) * nll + eps * (l - static_cast<double>(sx) / vocab);
+    if (dr) {
+      const float scale = inv_norm / se, shift = smooth * inv_norm;
+#pragma omp simd
+      for (int64_t k = 0; k < vocab; ++k) dr[k] = dr[k] * scale - shift;
+      dr[y] -= (1.f - eps) * inv_norm;
+    }
   }
   double loss_sum = 0, nll_sum = 0;
   int64_t labels = 0;
@@ -55,31 +80,13 @@ Var cross_entropy(const Var& logits, const std::vector<int32_t>& targets, int ig
     stats->loss_sum += loss_sum;
     stats->labels += labels;
   }
-  Var out(Tensor::full({1}, static_cast<float>(loss_sum / normalizer)), needs_grad({&logits}));
-  if (out.requires_grad()) {
+  Var out(Tensor::full({1}, static_cast<float>(loss_sum / normalizer)), with_grad);
+  if (with_grad) {
     auto on = out.node_ptr();
-    record_backward([logits, lv, targets, lse, on, ignore_index, eps, normalizer, vocab, rows] {
+    record_backward([logits, d, on] {
       if (!on->grad.defined()) return;
-      const float g = on->grad.item() / normalizer;
-      Tensor d = Tensor::empty(lv.shape());
-      const float* pl = lv.data();
-      float* pd = d.data();
-      const float smooth = eps / vocab;
-#pragma omp parallel for schedule(static)
-      for (int64_t r = 0; r < rows; ++r) {
-        float* dr = pd + r * vocab;
-        const int32_t y = targets[r];
-        if (y == ignore_index) {
-          for (int64_t k = 0; k < vocab; ++k) dr[k] = 0.f;
-          continue;
-        }
-        const float* x = pl + r * vocab;
-        const float l = lse[r];
-#pragma omp simd
-        for (int64_t k = 0; k < vocab; ++k) dr[k] = g * (fast_exp(x[k] - l) - smooth);
-        dr[y] -= g * (1.f - eps);
-      }
-      logits.accumulate_grad(d);
+      const float g = on->grad.item();
+      logits.accumulate_grad(g == 1.f ? d : scale(Var(d), g).value());
     });
   }
   return out;
