@@ -350,8 +350,11 @@ class Transformer : public Seq2Seq {
     return norm(add(x, drop(f(x), dropout_)));
   }
 
+  // W_2 drop(act(W_1 x + b_1)) + b_2; a ReLU and its dropout in one pass when training.
   Var feed_forward(const Linear& linear1, const Linear& linear2, const Var& x) {
-    return linear2(drop(ffn_activation(linear1(x)), dropout_));
+    Var hidden = linear1(x);
+    if (c_.activation == "gelu") return linear2(drop(gelu(hidden), dropout_));
+    return linear2(training_ ? relu_dropout(hidden, dropout_, rng_) : relu(hidden));
   }
 
   Var ffn_activation(const Var& hidden) const { return c_.activation == "gelu" ? gelu(hidden) : relu(hidden); }

@@ -95,6 +95,8 @@ Var embedding(const Var& table, const std::vector<int32_t>& ids, const Shape& id
 Var masked_fill(const Var& x, const Tensor& mask, float value);
 // Inverted dropout with probability p; the mask comes from rng (one key per call).
 Var dropout(const Var& x, float p, Rng& rng);
+// dropout(relu(x), p, rng) in one pass each way (the same mask and values), for feed-forward layers.
+Var relu_dropout(const Var& x, float p, Rng& rng);
 Var sum(const Var& a);
 Var mean(const Var& a);
 

@@ -127,3 +127,32 @@ TEST_CASE("primitives are cached per thread count: one made for one thread never
   CHECK(misses_two_after == misses_two + 1);  // its own primitive, made now
   CHECK(two == one);
 }
+
+TEST_CASE("relu_dropout equals dropout(relu(x)), values and gradients, and draws like dropout") {
+  const int64_t n = 70001;  // both loops go parallel above 65,536 elements
+  Tensor xt = Tensor::empty({n});
+  Rng init(3);
+  init.fill_uniform(xt, -1.f, 1.f);
+  xt.data()[0] = 0.f;  // ReLU's kink: no gradient, as oneDNN's ReLU backward
+  Tensor weights = Tensor::empty({n});
+  init.fill_uniform(weights, -1.f, 1.f);
+  Var fused_x(xt.clone(), true), plain_x(xt.clone(), true);
+  Rng fused_rng(11), plain_rng(11);
+  // One graph at a time: backward() runs and clears the whole tape.
+  Var fused = relu_dropout(fused_x, 0.3f, fused_rng);
+  backward(sum(mul(fused, Var(weights))));
+  Var plain = dropout(relu(plain_x), 0.3f, plain_rng);
+  backward(sum(mul(plain, Var(weights))));
+  REQUIRE(fused.value().to_vector() == plain.value().to_vector());
+  CHECK(fused_rng.counter() == plain_rng.counter());
+  REQUIRE(fused_x.grad().to_vector() == plain_x.grad().to_vector());
+  CHECK(fused_x.grad().data()[0] == 0.f);
+  int64_t zero_grads = 0;
+  for (float g : fused_x.grad().to_vector()) zero_grads += g == 0.f;
+  // Negative inputs (about half) and dropped positive ones (30% of the rest).
+  CHECK(zero_grads == Approx(n * (0.5 + 0.5 * 0.3)).epsilon(0.03));
+  // p = 0 is ReLU alone.
+  Rng unused(1);
+  CHECK(relu_dropout(Var(xt), 0.f, unused).value().to_vector() == relu(Var(xt)).value().to_vector());
+  CHECK(unused.counter() == 0);
+}

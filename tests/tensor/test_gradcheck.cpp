@@ -113,6 +113,12 @@ TEST_CASE("gradcheck lookup, masking, dropout, reductions") {
                     return dropout(v[0], 0.3f, rng);
                   },
                   {random_tensor({3, 11}, 3)});
+  check_gradients("relu_dropout p=0.3",
+                  [](const std::vector<Var>& v) {
+                    Rng rng(42);
+                    return relu_dropout(v[0], 0.3f, rng);
+                  },
+                  {away_from_zero({3, 11}, 6)});
   check_gradients("sum", [](const std::vector<Var>& v) { return sum(v[0]); }, {random_tensor({3, 5}, 4)});
   check_gradients("mean", [](const std::vector<Var>& v) { return mean(v[0]); }, {random_tensor({2, 3, 5}, 5)});
 }

@@ -1,5 +1,6 @@
 // Ops oneDNN 2.6 has no primitive for: embedding gather / scatter-add, masking, dropout and
 // full reductions (its reduction primitive is a slow reference kernel here).
+#include <algorithm>
 #include <cstring>
 
 #include "tensor/ops.hpp"
@@ -73,39 +74,62 @@ Var masked_fill(const Var& x, const Tensor& mask, float value) {
   return result;
 }
 
-Var dropout(const Var& x, float p, Rng& rng) {
-  if (p <= 0.f) return x;
-  if (p >= 1.f) throw Error("dropout probability must be below 1");
+namespace {
+// Element i is kept unless its counter-based draw falls below p. Backward draws the same numbers
+// again instead of keeping a mask as large as x: activation memory is what limits the batch
+// size, and a draw costs about as much as reading a stored mask back.
+struct DropoutMask {
+  uint64_t key;
+  float p, keep_scale;
+  DropoutMask(float p_, Rng& rng) : key(rng.next_key()), p(p_), keep_scale(1.f / (1.f - p_)) {
+    if (p_ >= 1.f) throw Error("dropout probability must be below 1");
+  }
+  float operator()(int64_t i) const {
+    return uniform_from_bits(splitmix64(key + static_cast<uint64_t>(i))) < p ? 0.f : keep_scale;
+  }
+};
+
+// y = mask ⊙ f(x) with f = identity or ReLU, one pass each way.
+template <bool kRelu>
+Var masked_dropout(const Var& x, const DropoutMask& mask) {
   Tensor xv = x.value().contiguous();
   const int64_t n = xv.numel();
-  const uint64_t key = rng.next_key();
-  const float keep_scale = 1.f / (1.f - p);
-  // Element i is kept unless its counter-based draw falls below p. Backward draws the same
-  // numbers again instead of keeping a mask as large as x: activation memory is what limits
-  // the batch size, and a draw costs about as much as reading a stored mask back.
-  auto multiplier = [key, p, keep_scale](int64_t i) {
-    return uniform_from_bits(splitmix64(key + static_cast<uint64_t>(i))) < p ? 0.f : keep_scale;
-  };
   Tensor out = Tensor::empty(xv.shape());
   float* po = out.data();
   const float* px = xv.data();
 #pragma omp parallel for schedule(static) if (n > 65536)
-  for (int64_t i = 0; i < n; ++i) po[i] = px[i] * multiplier(i);
+  for (int64_t i = 0; i < n; ++i) po[i] = (kRelu ? std::max(px[i], 0.f) : px[i]) * mask(i);
   Var result(out, needs_grad({&x}));
   if (result.requires_grad()) {
     auto on = result.node_ptr();
-    record_backward([x, on, n, multiplier] {
+    const Tensor relu_input = kRelu ? xv : Tensor();  // ReLU's backward needs the sign of x
+    record_backward([x, relu_input, on, n, mask] {
       if (!on->grad.defined()) return;
       const Tensor g = on->grad.contiguous();
       Tensor d = Tensor::empty(g.shape());
       const float* pg = g.data();
+      const float* px = kRelu ? relu_input.data() : nullptr;
       float* pd = d.data();
 #pragma omp parallel for schedule(static) if (n > 65536)
-      for (int64_t i = 0; i < n; ++i) pd[i] = pg[i] * multiplier(i);
+      for (int64_t i = 0; i < n; ++i) {
+        const float m = mask(i);  // drawn unconditionally: a draw under a branch is not vectorised
+        pd[i] = kRelu && !(px[i] > 0.f) ? 0.f : pg[i] * m;
+      }
       x.accumulate_grad(d);
     });
   }
   return result;
+}
+}  // namespace
+
+Var dropout(const Var& x, float p, Rng& rng) {
+  if (p <= 0.f) return x;
+  return masked_dropout<false>(x, DropoutMask(p, rng));
+}
+
+Var relu_dropout(const Var& x, float p, Rng& rng) {
+  if (p <= 0.f) return relu(x);
+  return masked_dropout<true>(x, DropoutMask(p, rng));
 }
 
 namespace {
