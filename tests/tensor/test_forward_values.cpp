@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "check_helpers.hpp"
+#include "tensor/dnnl_context.hpp"
 #include "tensor/ops/fast_math.hpp"
 
 using namespace heed;
@@ -70,6 +71,26 @@ TEST_CASE("matmul matches naive loops for all transposes, batched and shared-B, 
   Tensor a = random_tensor({5, 3}, 3), b = random_tensor({5, 2}, 4);
   require_close(matmul(Var(a.transpose(0, 1)), Var(b)).value(), naive_matmul(a, b, true, false), 1e-5, "view");
   CHECK_THROWS(matmul(Var(random_tensor({3, 4}, 1)), Var(random_tensor({5, 2}, 2))));
+}
+
+TEST_CASE("2-D matmuls of any shape share one primitive per layout") {
+  for (int ta = 0; ta < 2; ++ta)
+    for (int tb = 0; tb < 2; ++tb) {
+      auto product = [&](int64_t M, int64_t K, int64_t N, uint64_t seed) {
+        Tensor a = random_tensor(ta ? Shape{K, M} : Shape{M, K}, seed);
+        Tensor b = random_tensor(tb ? Shape{N, K} : Shape{K, N}, seed + 1);
+        Tensor c = Tensor::empty({M, N});
+        matmul_into(c, a, b, ta, tb);
+        require_close(c, naive_matmul(a, b, ta, tb), 1e-5, "runtime-sized matmul");
+      };
+      product(3, 5, 7, 1);  // creates this layout's primitive
+      const size_t misses = dnnl_ctx::primitive_misses();
+      product(1999, 17, 9, 3);
+      product(4, 300, 2, 5);
+      product(1, 1, 1, 7);
+      INFO("ta " << ta << " tb " << tb);
+      CHECK(dnnl_ctx::primitive_misses() == misses);
+    }
 }
 
 TEST_CASE("linear matches x·wᵀ + b") {
