@@ -86,8 +86,8 @@ memory::desc f32_desc(const memory::dims& dims, const memory::dims& strides) {
 // per Transformer step. oneDNN runs runtime-sized products with its gemm:jit kernels instead of
 // brgemm: faster on these models' short reductions (K = 256), slower on long ones (K = 1024),
 // and a little faster per training step in all, besides the creation it saves.
-void run_runtime_sized_matmul(const Tensor& c, const Operand& oa, bool ta, const Operand& ob, bool tb,
-                              const float* a, const float* b, const Tensor* bias, bool accumulate) {
+void run_runtime_sized_matmul(const Tensor& c, const Tensor& a, const Operand& oa, bool ta, const Tensor& b,
+                              const Operand& ob, bool tb, const Tensor* bias, bool accumulate) {
   struct Entry {
     dnnl::matmul prim;
   };
@@ -114,8 +114,8 @@ void run_runtime_sized_matmul(const Tensor& c, const Operand& oa, bool ta, const
   auto& eng = dnnl_ctx::engine();
   const int64_t n = ob.cols;
   std::unordered_map<int, memory> args{
-      {DNNL_ARG_SRC, memory(f32_desc(oa.dims, oa.strides), eng, const_cast<float*>(a))},
-      {DNNL_ARG_WEIGHTS, memory(f32_desc(ob.dims, ob.strides), eng, const_cast<float*>(b))},
+      {DNNL_ARG_SRC, memory(f32_desc(oa.dims, oa.strides), eng, a.data())},
+      {DNNL_ARG_WEIGHTS, memory(f32_desc(ob.dims, ob.strides), eng, b.data())},
       {DNNL_ARG_DST, memory(f32_desc({oa.rows, n}, {n, 1}), eng, c.data())}};
   if (bias) args.emplace(DNNL_ARG_BIAS, memory(f32_desc({1, n}, {n, 1}), eng, bias->data()));
   e.prim.execute(dnnl_ctx::stream(), args);
@@ -134,7 +134,7 @@ void run_matmul(const Tensor& c, const Tensor& a, bool ta, const Tensor& b, bool
   if (c.shape() != Shape(cdims.begin(), cdims.end()))
     throw Error("matmul result " + shape_str(Shape(cdims.begin(), cdims.end())) + " into " + shape_str(c.shape()));
   if (!batched) {
-    run_runtime_sized_matmul(c, oa, ta, ob, tb, a.data(), b.data(), bias, accumulate);
+    run_runtime_sized_matmul(c, a, oa, ta, b, ob, tb, bias, accumulate);
     return;
   }
   // Batched products (attention) keep exact-shape primitives: measured, the runtime-sized ones

@@ -86,7 +86,8 @@ Var cross_entropy(const Var& logits, const std::vector<int32_t>& targets, int ig
     record_backward([logits, d, on] {
       if (!on->grad.defined()) return;
       const float g = on->grad.item();
-      logits.accumulate_grad(g == 1.f ? d : scale(Var(d), g).value());
+      if (g != 1.f) scale_into(d, g);  // d is this op's own buffer: scaled in place
+      logits.accumulate_grad(d);
     });
   }
   return out;
