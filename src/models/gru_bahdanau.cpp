@@ -249,11 +249,10 @@ class GruBahdanau : public Seq2Seq {
 
   // Context c_t from the query W_a·s_{t-1} + b_a.
   Var attend(const Var& query, const Var& h, const Var& keys, const Tensor& pad_mask, Tensor* alpha_out) {
-    const int64_t B = h.dim(0), S = h.dim(1);
     Var scores = additive_attention_scores(query, keys, att_v_.weight);
     Var alpha = softmax(masked_fill(scores, pad_mask, kNegInf));
     *alpha_out = alpha.value();
-    return reshape(matmul(reshape(alpha, {B, 1, S}), h), {B, h.dim(2)});
+    return attention_context(alpha, h);
   }
 
   // o_t = tanh(W_o [s_t ; c_t ; e_t] + b_o), or the product alone for readout_act "linear".

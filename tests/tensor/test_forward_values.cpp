@@ -288,6 +288,21 @@ TEST_CASE("additive_attention_scores matches loops") {
   require_close(additive_attention_scores(Var(q), Var(k), Var(v)).value(), want, 5e-6, "attention scores");
 }
 
+TEST_CASE("attention_context matches loops") {
+  const int64_t B = 3, S = 4, D = 130;  // D: two register blocks and a remainder
+  Tensor alpha = random_tensor({B, S}, 1), h = random_tensor({B, S, D}, 2);
+  alpha.data()[S - 1] = 0.f;
+  std::vector<double> want;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t i = 0; i < D; ++i) {
+      double c = 0;
+      for (int64_t j = 0; j < S; ++j) c += double(alpha.data()[b * S + j]) * h.data()[(b * S + j) * D + i];
+      want.push_back(c);
+    }
+  require_close(attention_context(Var(alpha), Var(h)).value(), want, 5e-6, "attention context");
+  CHECK_THROWS_WITH(attention_context(Var(random_tensor({B, S + 1}, 3)), Var(h)), Catch::Contains("attention context"));
+}
+
 TEST_CASE("shape ops, embedding, masked_fill and reductions move the right values") {
   Tensor x = Tensor::from_vector({2, 3}, {0, 1, 2, 3, 4, 5});
   CHECK(permute(Var(x), {1, 0}).value().to_vector() == std::vector<float>{0, 3, 1, 4, 2, 5});

@@ -201,6 +201,13 @@ TEST_CASE("gradcheck additive attention scores") {
                   {random_tensor({2, 5}, 1), random_tensor({2, 3, 5}, 2), random_tensor({1, 5}, 3)});
 }
 
+TEST_CASE("gradcheck attention context, a masked (zero) weight included") {
+  Tensor alpha = random_tensor({2, 3}, 1);
+  alpha.data()[5] = 0.f;  // the second sentence's last position, as after a masked softmax
+  check_gradients("attention_context", [](const std::vector<Var>& v) { return attention_context(v[0], v[1]); },
+                  {alpha, random_tensor({2, 3, 70}, 2)});
+}
+
 TEST_CASE("gradcheck composition: 2-layer MLP with cross-entropy") {
   const std::vector<int32_t> targets = {1, 4, 0};
   check_gradients("mlp",
