@@ -71,8 +71,7 @@ float log_normaliser_given_max(const float* logits, int vocab, float top) {
 }  // namespace
 
 float log_normaliser(const float* logits, int vocab) {
-  float top = kNegInf;
-  for (int v = 0; v < vocab; ++v) top = logits[v] > top ? logits[v] : top;  // NaN never wins
+  const float top = max_of(logits, vocab);  // NaN never wins
   return top == kNegInf ? kNegInf : log_normaliser_given_max(logits, vocab, top);
 }
 
@@ -91,9 +90,7 @@ void add_row_candidates(const float* logits, int vocab, const std::vector<char>&
   float row_max = kNegInf;
   for (int v0 = 0; v0 < vocab; v0 += kChunk) {
     const int v1 = std::min(vocab, v0 + kChunk);
-    float chunk_max = kNegInf;
-#pragma omp simd reduction(max : chunk_max)
-    for (int v = v0; v < v1; ++v) chunk_max = logits[v] > chunk_max ? logits[v] : chunk_max;  // NaN never wins
+    const float chunk_max = max_of(logits + v0, v1 - v0);  // NaN never wins
     row_max = std::max(row_max, chunk_max);
     if (!(chunk_max > threshold)) continue;
     for (int v = v0; v < v1; ++v) {

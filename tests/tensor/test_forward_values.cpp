@@ -288,6 +288,20 @@ TEST_CASE("additive_attention_scores matches loops") {
   require_close(additive_attention_scores(Var(q), Var(k), Var(v)).value(), want, 5e-6, "attention scores");
 }
 
+TEST_CASE("max_of: every position can hold the maximum; NaN passed over") {
+  for (int64_t n : {1, 63, 64, 65, 200}) {
+    std::vector<float> x(n);
+    for (int64_t i = 0; i < n; ++i) x[i] = -1000.f + float((i * 37) % 101);
+    for (int64_t at = 0; at < n; ++at) {
+      std::vector<float> y = x;
+      y[at] = 5.f;
+      y[(at + 1) % n] = n > 1 ? std::nanf("") : y[at];
+      REQUIRE(heed::max_of(y.data(), n) == 5.f);
+    }
+  }
+  CHECK(heed::max_of(nullptr, 0) == -INFINITY);
+}
+
 TEST_CASE("attention_context matches loops") {
   const int64_t B = 3, S = 4, D = 130;  // D: two register blocks and a remainder
   Tensor alpha = random_tensor({B, S}, 1), h = random_tensor({B, S, D}, 2);

@@ -1,7 +1,8 @@
 #pragma once
 // exp, sigmoid and tanh written with plain float arithmetic so that `#pragma omp simd` loops
 // vectorise them (glibc's vector expf is only offered under -ffast-math). exp: range reduction
-// by ln 2 and a degree-6 polynomial, about 2 ulp on [-87, 88]; inputs beyond saturate.
+// by ln 2 and a degree-6 polynomial, about 2 ulp on [-87, 88]; inputs beyond saturate. And a
+// row maximum that vectorises.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -40,6 +41,22 @@ inline float fast_tanh(float x) {
   const float small = ax * (1.f + x2 * (-0.333333333f + x2 * (0.133333333f + x2 * -0.0539682540f)));
   const float t = ax < 0.125f ? small : big;
   return std::copysign(t, x);
+}
+
+// max(x[0], ..., x[n-1]), −inf for n = 0; NaNs are passed over (a NaN logit still reaches the
+// loss through the sums). Written as 64 running lanes: GCC leaves a float max reduction,
+// `omp simd reduction(max)` included, as a scalar chain of vmaxss without -ffinite-math-only.
+inline float max_of(const float* x, int64_t n) {
+  constexpr int64_t kLanes = 64;
+  float lane[kLanes];
+  for (int64_t i = 0; i < kLanes; ++i) lane[i] = -INFINITY;
+  int64_t k = 0;
+  for (; k + kLanes <= n; k += kLanes)
+    for (int64_t i = 0; i < kLanes; ++i) lane[i] = x[k + i] > lane[i] ? x[k + i] : lane[i];
+  float top = -INFINITY;
+  for (; k < n; ++k) top = x[k] > top ? x[k] : top;
+  for (int64_t i = 0; i < kLanes; ++i) top = lane[i] > top ? lane[i] : top;
+  return top;
 }
 
 }  // namespace heed

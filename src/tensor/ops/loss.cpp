@@ -37,9 +37,7 @@ Var cross_entropy(const Var& logits, const std::vector<int32_t>& targets, int ig
       continue;
     }
     const float* x = pl + r * vocab;
-    float mx = x[0];
-#pragma omp simd reduction(max : mx)
-    for (int64_t k = 1; k < vocab; ++k) mx = std::max(mx, x[k]);
+    const float mx = max_of(x, vocab);
     float se = 0, sx = 0;
     if (dr) {
 #pragma omp simd reduction(+ : se, sx)
