@@ -90,7 +90,9 @@ void add_row_candidates(const float* logits, int vocab, const std::vector<char>&
   float row_max = kNegInf;
   for (int v0 = 0; v0 < vocab; v0 += kChunk) {
     const int v1 = std::min(vocab, v0 + kChunk);
-    const float chunk_max = max_of(logits + v0, v1 - v0);  // NaN never wins
+    float chunk_max = kNegInf;
+#pragma omp simd reduction(max : chunk_max)
+    for (int v = v0; v < v1; ++v) chunk_max = logits[v] > chunk_max ? logits[v] : chunk_max;  // NaN never wins
     row_max = std::max(row_max, chunk_max);
     if (!(chunk_max > threshold)) continue;
     for (int v = v0; v < v1; ++v) {

@@ -53,9 +53,11 @@ inline float max_of(const float* x, int64_t n) {
   int64_t k = 0;
   for (; k + kLanes <= n; k += kLanes)
     for (int64_t i = 0; i < kLanes; ++i) lane[i] = x[k + i] > lane[i] ? x[k + i] : lane[i];
-  float top = -INFINITY;
+  // Halving folds vectorise too; a scalar pass over the 64 lanes cost as much as a 64-wide chunk.
+  for (int64_t width = kLanes / 2; width >= 1; width /= 2)
+    for (int64_t i = 0; i < width; ++i) lane[i] = lane[i + width] > lane[i] ? lane[i + width] : lane[i];
+  float top = lane[0];
   for (; k < n; ++k) top = x[k] > top ? x[k] : top;
-  for (int64_t i = 0; i < kLanes; ++i) top = lane[i] > top ? lane[i] : top;
   return top;
 }
 
