@@ -124,7 +124,7 @@ Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vec
   for (auto l : lengths)
     if (l < 0 || l > T) throw Error("gru_sequence: length " + std::to_string(l) + " outside [0, " + std::to_string(T) + "]");
   Tensor giv = gi.value().contiguous();
-  Tensor out = Tensor::zeros({B, T, H});
+  Tensor out = Tensor::empty({B, T, H});  // each row is written below, a padded one with zeros
   // Per processing step s: the state before it and the gate values, [T, B, H] each, for the
   // backward; without one (decoding), one step's gate values are overwritten by the next.
   const bool keep = needs_grad({&gi, &w_hh, &b_hh});
@@ -142,7 +142,10 @@ Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vec
     linear_into(gh, h, w_packed, b_hh.value());  // gh = h · W_hhᵀ + b_hh
 #pragma omp parallel for schedule(static) if (B * H >= kParallelGates)
     for (int64_t b = 0; b < B; ++b) {
-      if (t >= lengths[b]) continue;
+      if (t >= lengths[b]) {
+        std::memset(out.data() + (b * T + t) * H, 0, H * sizeof(float));
+        continue;
+      }
       const int64_t o = (slot * B + b) * H;
       gate_forward(H, giv.data() + (b * T + t) * 3 * H, gh.data() + b * 3 * H, h.data() + b * H, r.data() + o,
                    z.data() + o, n.data() + o, hn.data() + o, h.data() + b * H);
@@ -155,8 +158,9 @@ Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vec
     record_backward([gi, w_hh, b_hh, lengths, h_prev, r, z, n, hn, on, B, T, H, reverse] {
       if (!on->grad.defined()) return;
       Tensor g = on->grad.contiguous();
-      Tensor dgi = Tensor::zeros({B, T, 3 * H});
-      Tensor dgh_all = Tensor::zeros({T, B, 3 * H});
+      // Every row of both is written below, an inactive one with zeros.
+      Tensor dgi = Tensor::empty({B, T, 3 * H});
+      Tensor dgh_all = Tensor::empty({T, B, 3 * H});
       Tensor dh = Tensor::zeros({B, H}), dh_next = Tensor::empty({B, H}), d_total = Tensor::empty({B, H});
       const PackedWeight w_t_packed = pack_weight(w_hh.value().transpose(0, 1));  // for dgh · W_hh
       for (int64_t s = T - 1; s >= 0; --s) {
@@ -165,7 +169,11 @@ Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vec
         std::memcpy(dh_next.data(), dh.data(), B * H * sizeof(float));  // inactive rows carry dh through
 #pragma omp parallel for schedule(static) if (B * H >= kParallelGates)
         for (int64_t b = 0; b < B; ++b) {
-          if (t >= lengths[b]) continue;
+          if (t >= lengths[b]) {
+            std::memset(dgi.data() + (b * T + t) * 3 * H, 0, 3 * H * sizeof(float));
+            std::memset(dgh + b * 3 * H, 0, 3 * H * sizeof(float));
+            continue;
+          }
           const int64_t o = (s * B + b) * H;
           const float* dout = g.data() + (b * T + t) * H;
           float* dhb = dh.data() + b * H;
