@@ -93,6 +93,27 @@ TEST_CASE("2-D matmuls of any shape share one primitive per layout") {
     }
 }
 
+TEST_CASE("weight-gradient products (A read transposed) over many rows: fixed chunks, one primitive per shape") {
+  const int64_t M = 24, N = 40;
+  auto product = [&](int64_t K, bool accumulate, uint64_t seed) {
+    Tensor a = random_tensor({K, M}, seed), b = random_tensor({K, N}, seed + 1);
+    Tensor c = random_tensor({M, N}, seed + 2);
+    auto want = naive_matmul(a, b, true, false);
+    if (accumulate)
+      for (int64_t i = 0; i < M * N; ++i) want[i] += c.data()[i];
+    matmul_into(c, a, b, true, false, accumulate);
+    INFO(K << " rows, accumulate " << accumulate);
+    require_close(c, want, 1e-4, "chunked dW = gᵀ·x");
+  };
+  product(1061, false, 1);  // two whole chunks and a remainder; creates the chunk primitives
+  product(1061, true, 4);
+  const size_t misses = dnnl_ctx::primitive_misses();
+  product(1024, false, 7);  // whole chunks only
+  product(1500, true, 10);
+  product(512, true, 13);
+  CHECK(dnnl_ctx::primitive_misses() == misses);
+}
+
 TEST_CASE("linear matches x·wᵀ + b") {
   Tensor x = random_tensor({2, 3, 5}, 1), w = random_tensor({7, 5}, 2), bias = random_tensor({7}, 3);
   auto want = naive_matmul(x.reshape({6, 5}), w, false, true);
