@@ -81,9 +81,9 @@ Var additive_attention_scores(const Var& query, const Var& keys, const Var& v) {
 }
 
 Var attention_context(const Var& alpha, const Var& values) {
-  const int64_t B = values.dim(0), S = values.dim(1), D = values.dim(2);
-  if (values.ndim() != 3 || alpha.shape() != Shape{B, S})
+  if (values.ndim() != 3 || alpha.shape() != Shape{values.dim(0), values.dim(1)})
     throw Error("attention context: weights " + shape_str(alpha.shape()) + ", values " + shape_str(values.shape()));
+  const int64_t B = values.dim(0), S = values.dim(1), D = values.dim(2);
   Tensor av = alpha.value().contiguous(), hv = values.value().contiguous();
   Tensor c = Tensor::zeros({B, D});
 #pragma omp parallel for schedule(static) if (B * S * D > 65536)
@@ -101,7 +101,7 @@ Var attention_context(const Var& alpha, const Var& values) {
       // dα[b, j] = dc[b] · h[b, j] and dh[b, j] += α[b, j] · dc[b], in one pass over h.
       Tensor da = Tensor::empty({B, S});
       const bool want_dh = values.requires_grad();
-      bool fresh = want_dh && !values.grad().defined();
+      const bool fresh = want_dh && !values.grad().defined();
       Tensor dh = !want_dh ? Tensor() : fresh ? Tensor::zeros(values.shape()) : values.grad();
 #pragma omp parallel for schedule(static) if (B * S * D > 65536)
       for (int64_t b = 0; b < B; ++b) {

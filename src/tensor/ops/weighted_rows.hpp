@@ -38,5 +38,4 @@ void add_weighted_rows(const float* const* w, const float* rows, int64_t S, int6
         if (w[g][j] != 0.f) c[g][i0] += w[g][j] * rows[j * D + i0];
 }
 
-
 }  // namespace heed
