@@ -82,6 +82,24 @@ void copy_block(float* dst, int64_t dst_stride, const float* src, int64_t src_st
     }
   }
 }
+// Concat's copies: for every outer row r and part i, the part's row (widths[i] floats) and
+// columns [cols[i], cols[i] + widths[i]) of the whole's row r (stride whole_row); into the whole,
+// or out of it (to_parts). One parallel region for all of them: a decoder's concat has a part
+// per step, each too small to be worth a region of its own, and along the first axis (outer 1)
+// each part is a single block.
+void copy_parts(float* whole, int64_t whole_row, const std::vector<float*>& parts, const std::vector<int64_t>& widths,
+                const std::vector<int64_t>& cols, int64_t outer, bool to_parts) {
+  const int64_t count = static_cast<int64_t>(parts.size());
+  const int64_t total = outer * whole_row;
+#pragma omp parallel for collapse(2) schedule(static) if (total >= kParallelMemory && outer * count > 1)
+  for (int64_t r = 0; r < outer; ++r)
+    for (int64_t i = 0; i < count; ++i) {
+      float* in_whole = whole + r * whole_row + cols[i];
+      float* in_part = parts[i] + r * widths[i];
+      if (to_parts) std::memcpy(in_part, in_whole, widths[i] * sizeof(float));
+      else std::memcpy(in_whole, in_part, widths[i] * sizeof(float));
+    }
+}
 }  // namespace
 
 Var concat(const std::vector<Var>& parts, int axis) {
@@ -102,33 +120,39 @@ Var concat(const std::vector<Var>& parts, int axis) {
   int64_t outer, inner;
   around(shape, axis, outer, inner);
   const int64_t out_row = shape[axis] * inner;
-  std::vector<int64_t> widths;
+  std::vector<Tensor> values;
+  std::vector<int64_t> widths, cols;
   int64_t col = 0;
   bool grad = false;
   for (const auto& p : parts) {
-    Tensor pv = p.value().contiguous();
-    const int64_t w = p.dim(axis) * inner;
-    copy_block(out.data() + col, out_row, pv.data(), w, outer, w, false);
-    col += w;
-    widths.push_back(w);
+    values.push_back(p.value().contiguous());
+    widths.push_back(p.dim(axis) * inner);
+    cols.push_back(col);
+    col += widths.back();
     grad = grad || needs_grad({&p});
   }
+  std::vector<float*> part_data;
+  for (const auto& v : values) part_data.push_back(v.data());
+  copy_parts(out.data(), out_row, part_data, widths, cols, outer, false);
   Var result(out, grad);
   if (grad) {
     auto on = result.node_ptr();
-    record_backward([parts, widths, on, outer, out_row] {
+    record_backward([parts, widths, cols, on, outer, out_row] {
       if (!on->grad.defined()) return;
       Tensor g = on->grad.contiguous();
-      int64_t col = 0;
+      std::vector<Tensor> grads;
+      std::vector<float*> grad_data;
+      std::vector<int64_t> grad_widths, grad_cols;
       for (size_t i = 0; i < parts.size(); ++i) {
-        const int64_t w = widths[i];
-        if (parts[i].requires_grad()) {
-          Tensor d = Tensor::empty(parts[i].shape());
-          copy_block(d.data(), w, g.data() + col, out_row, outer, w, false);
-          parts[i].accumulate_grad(d);
-        }
-        col += w;
+        if (!parts[i].requires_grad()) continue;
+        grads.push_back(Tensor::empty(parts[i].shape()));
+        grad_data.push_back(grads.back().data());
+        grad_widths.push_back(widths[i]);
+        grad_cols.push_back(cols[i]);
       }
+      copy_parts(g.data(), out_row, grad_data, grad_widths, grad_cols, outer, true);
+      for (size_t i = 0, k = 0; i < parts.size(); ++i)
+        if (parts[i].requires_grad()) parts[i].accumulate_grad(grads[k++]);
     });
   }
   return result;
