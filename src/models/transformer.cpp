@@ -353,8 +353,8 @@ class Transformer : public Seq2Seq {
   // W_2 drop(act(W_1 x + b_1)) + b_2; a ReLU and its dropout in one pass when training.
   Var feed_forward(const Linear& linear1, const Linear& linear2, const Var& x) {
     Var hidden = linear1(x);
-    if (c_.activation == "gelu") return linear2(drop(gelu(hidden), dropout_));
-    return linear2(training_ ? relu_dropout(hidden, dropout_, rng_) : relu(hidden));
+    if (training_ && c_.activation != "gelu") return linear2(relu_dropout(hidden, dropout_, rng_));
+    return linear2(drop(ffn_activation(hidden), dropout_));
   }
 
   Var ffn_activation(const Var& hidden) const { return c_.activation == "gelu" ? gelu(hidden) : relu(hidden); }

@@ -24,15 +24,20 @@ struct MatmulEntry {
   bool takes_packed = true;  // packed_matmul only: its weights layout is the one pack_weight wrote
 };
 
-// The primitive for `desc` (with a sum post-op when accumulating) and its memory objects.
-MatmulEntry make_matmul_entry(const dnnl::matmul::desc& desc, bool with_bias, bool accumulate) {
+// C += A·B instead of C = A·B: a sum post-op.
+dnnl::primitive_attr accumulate_attr(bool accumulate) {
   dnnl::primitive_attr attr;
   if (accumulate) {
     dnnl::post_ops po;
     po.append_sum(1.f);
     attr.set_post_ops(po);
   }
-  dnnl::matmul::primitive_desc pd(desc, attr, dnnl_ctx::engine());
+  return attr;
+}
+
+// The primitive for `desc` (with a sum post-op when accumulating) and its memory objects.
+MatmulEntry make_matmul_entry(const dnnl::matmul::desc& desc, bool with_bias, bool accumulate) {
+  dnnl::matmul::primitive_desc pd(desc, accumulate_attr(accumulate), dnnl_ctx::engine());
   auto& eng = dnnl_ctx::engine();
   MatmulEntry entry{pd, dnnl::matmul(pd), memory(pd.src_desc(), eng, nullptr), memory(pd.weights_desc(), eng, nullptr),
                     memory(pd.dst_desc(), eng, nullptr), memory(), {}};
@@ -103,13 +108,7 @@ void run_runtime_sized_matmul(const Tensor& c, const Tensor& a, const Operand& o
     memory::desc amd = f32_desc(dims, layout(ta)), bmd = f32_desc(dims, layout(tb)), cmd = f32_desc(dims, layout(false));
     auto desc = bias ? dnnl::matmul::desc(amd, bmd, f32_desc({1, any}, layout(false)), cmd)
                      : dnnl::matmul::desc(amd, bmd, cmd);
-    dnnl::primitive_attr attr;
-    if (accumulate) {
-      dnnl::post_ops po;
-      po.append_sum(1.f);
-      attr.set_post_ops(po);
-    }
-    return Entry{dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, dnnl_ctx::engine()))};
+    return Entry{dnnl::matmul(dnnl::matmul::primitive_desc(desc, accumulate_attr(accumulate), dnnl_ctx::engine()))};
   });
   auto& eng = dnnl_ctx::engine();
   const int64_t n = ob.cols;

@@ -84,9 +84,9 @@ void copy_block(float* dst, int64_t dst_stride, const float* src, int64_t src_st
 }
 // Concat's copies: for every outer row r and part i, the part's row (widths[i] floats) and
 // columns [cols[i], cols[i] + widths[i]) of the whole's row r (stride whole_row); into the whole,
-// or out of it (to_parts). One parallel region for all of them: a decoder's concat has a part
-// per step, each too small to be worth a region of its own, and along the first axis (outer 1)
-// each part is a single block.
+// or out of it (to_parts). A null part is skipped. One parallel region for all of them: a
+// decoder's concat has a part per step, each too small to be worth a region of its own, and
+// along the first axis (outer 1) each part is a single block.
 void copy_parts(float* whole, int64_t whole_row, const std::vector<float*>& parts, const std::vector<int64_t>& widths,
                 const std::vector<int64_t>& cols, int64_t outer, bool to_parts) {
   const int64_t count = static_cast<int64_t>(parts.size());
@@ -94,6 +94,7 @@ void copy_parts(float* whole, int64_t whole_row, const std::vector<float*>& part
 #pragma omp parallel for collapse(2) schedule(static) if (total >= kParallelMemory && outer * count > 1)
   for (int64_t r = 0; r < outer; ++r)
     for (int64_t i = 0; i < count; ++i) {
+      if (!parts[i]) continue;
       float* in_whole = whole + r * whole_row + cols[i];
       float* in_part = parts[i] + r * widths[i];
       if (to_parts) std::memcpy(in_part, in_whole, widths[i] * sizeof(float));
@@ -140,19 +141,16 @@ Var concat(const std::vector<Var>& parts, int axis) {
     record_backward([parts, widths, cols, on, outer, out_row] {
       if (!on->grad.defined()) return;
       Tensor g = on->grad.contiguous();
-      std::vector<Tensor> grads;
-      std::vector<float*> grad_data;
-      std::vector<int64_t> grad_widths, grad_cols;
-      for (size_t i = 0; i < parts.size(); ++i) {
-        if (!parts[i].requires_grad()) continue;
-        grads.push_back(Tensor::empty(parts[i].shape()));
-        grad_data.push_back(grads.back().data());
-        grad_widths.push_back(widths[i]);
-        grad_cols.push_back(cols[i]);
-      }
-      copy_parts(g.data(), out_row, grad_data, grad_widths, grad_cols, outer, true);
-      for (size_t i = 0, k = 0; i < parts.size(); ++i)
-        if (parts[i].requires_grad()) parts[i].accumulate_grad(grads[k++]);
+      std::vector<Tensor> grads(parts.size());
+      std::vector<float*> grad_data(parts.size(), nullptr);
+      for (size_t i = 0; i < parts.size(); ++i)
+        if (parts[i].requires_grad()) {
+          grads[i] = Tensor::empty(parts[i].shape());
+          grad_data[i] = grads[i].data();
+        }
+      copy_parts(g.data(), out_row, grad_data, widths, cols, outer, true);
+      for (size_t i = 0; i < parts.size(); ++i)
+        if (grads[i].defined()) parts[i].accumulate_grad(grads[i]);
     });
   }
   return result;
