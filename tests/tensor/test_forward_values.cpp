@@ -277,22 +277,32 @@ TEST_CASE("gru_cell matches the GRU equations") {
 }
 
 TEST_CASE("gru_sequence matches per-sentence loops in both directions with ragged lengths") {
-  const int64_t B = 4, T = 5, H = 3;
-  const std::vector<int32_t> lengths = {5, 2, 0, 4};
-  Tensor gi = random_tensor({B, T, 3 * H}, 1, -2, 2), w = random_tensor({3 * H, H}, 2), bh = random_tensor({3 * H}, 3);
-  for (bool reverse : {false, true}) {
-    std::vector<double> want(B * T * H, 0.0);  // padded positions stay zero
-    for (int64_t b = 0; b < B; ++b) {
-      std::vector<double> h(H, 0.0);
-      for (int64_t s = 0; s < lengths[b]; ++s) {
-        const int64_t t = reverse ? lengths[b] - 1 - s : s;  // reverse starts at the sentence's last token
-        h = gru_step_ref(gi.data() + (b * T + t) * 3 * H, h, w, bh);
-        for (int64_t j = 0; j < H; ++j) want[(b * T + t) * H + j] = h[j];
+  const int64_t T = 5, H = 3;
+  // Four rows, and nineteen: more than one block of rows, so that some steps multiply only the
+  // prefix of rows still inside their sentences.
+  for (const std::vector<int32_t>& lengths :
+       {std::vector<int32_t>{5, 2, 0, 4}, std::vector<int32_t>{1, 5, 3, 0, 2, 5, 4, 1, 1, 2, 3, 5, 0, 4, 2, 2, 1, 3, 1}}) {
+    const int64_t B = static_cast<int64_t>(lengths.size());
+    Tensor gi = random_tensor({B, T, 3 * H}, 1, -2, 2), w = random_tensor({3 * H, H}, 2), bh = random_tensor({3 * H}, 3);
+    for (bool reverse : {false, true}) {
+      std::vector<double> want(B * T * H, 0.0);  // padded positions stay zero
+      for (int64_t b = 0; b < B; ++b) {
+        std::vector<double> h(H, 0.0);
+        for (int64_t s = 0; s < lengths[b]; ++s) {
+          const int64_t t = reverse ? lengths[b] - 1 - s : s;  // reverse starts at the sentence's last token
+          h = gru_step_ref(gi.data() + (b * T + t) * 3 * H, h, w, bh);
+          for (int64_t j = 0; j < H; ++j) want[(b * T + t) * H + j] = h[j];
+        }
+      }
+      // With and without a gradient: the kept gate values are laid out differently.
+      for (bool grad : {false, true}) {
+        Var giv(gi.clone(), grad);
+        require_close(gru_sequence(giv, Var(w), Var(bh), lengths, reverse).value(), want, 5e-6,
+                      (std::string("gru_sequence B=") + std::to_string(B) + (reverse ? " reverse" : " forward")).c_str());
       }
     }
-    require_close(gru_sequence(Var(gi), Var(w), Var(bh), lengths, reverse).value(), want, 5e-6,
-                  reverse ? "gru_sequence reverse" : "gru_sequence forward");
   }
+  Tensor gi = random_tensor({4, T, 3 * H}, 1, -2, 2), w = random_tensor({3 * H, H}, 2), bh = random_tensor({3 * H}, 3);
   CHECK_THROWS(gru_sequence(Var(gi), Var(w), Var(bh), {5, 6, 0, 1}, false));
 }
 

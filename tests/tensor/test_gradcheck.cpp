@@ -145,6 +145,12 @@ TEST_CASE("gradcheck GRU cell and sequences (both directions, ragged lengths)") 
     check_gradients(std::string("gru_sequence reverse=") + (reverse ? "1" : "0"),
                     [&](const std::vector<Var>& v) { return gru_sequence(v[0], v[1], v[2], lengths, reverse); },
                     {random_tensor({4, T, 3 * H}, 5), random_tensor({3 * H, H}, 6), random_tensor({3 * H}, 7)});
+  // Eleven rows: beyond one block of rows, so that later steps multiply only a prefix of them.
+  const std::vector<int32_t> many = {2, 4, 0, 1, 3, 4, 1, 2, 2, 3, 1};
+  for (bool reverse : {false, true})
+    check_gradients(std::string("gru_sequence B=11 reverse=") + (reverse ? "1" : "0"),
+                    [&](const std::vector<Var>& v) { return gru_sequence(v[0], v[1], v[2], many, reverse); },
+                    {random_tensor({11, T, 3 * H}, 11), random_tensor({3 * H, H}, 12), random_tensor({3 * H}, 13)});
   check_gradients("gru_sequence B=1 T=1",
                   [](const std::vector<Var>& v) { return gru_sequence(v[0], v[1], v[2], {1}, true); },
                   {random_tensor({1, 1, 3 * H}, 8), random_tensor({3 * H, H}, 9), random_tensor({3 * H}, 10)});

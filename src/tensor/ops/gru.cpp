@@ -3,7 +3,9 @@
 // input projection for all steps is a single matmul done by the caller. Our own loop rather than
 // oneDNN's RNN primitive because per-sentence lengths must hold: padded rows neither update the
 // state nor emit output, and the reverse direction starts at each sentence's own last token.
+#include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "tensor/ops.hpp"
 #include "tensor/ops/fast_math.hpp"
@@ -115,6 +117,44 @@ Var gru_gates(const Var& gi, const Var& gh, const Var& h) {
   return result;
 }
 
+namespace {
+
+// Rows in order of decreasing length, so that the rows active at a step are a prefix of them:
+// forward, those with length > s; reverse, those with length ≥ T − s (each starts at its own end).
+struct RowPlan {
+  std::vector<int64_t> order;  // order[i]: the batch row of the i-th longest sentence
+  std::vector<int64_t> active, rows, offset;  // per processing step: active rows, rows computed, first slot
+  int64_t slots = 0;           // Σ rows: the kept gate values and states, per step one segment
+};
+
+// Recurrent products run on whole blocks of rows, so that a batch brings at most B / kRowBlock
+// row counts (each an exact-shape primitive, made once) rather than one per count of active rows.
+constexpr int64_t kRowBlock = 8;
+
+RowPlan plan_rows(const std::vector<int32_t>& lengths, int64_t T, bool reverse) {
+  const int64_t B = static_cast<int64_t>(lengths.size());
+  RowPlan p;
+  p.order.resize(B);
+  for (int64_t b = 0; b < B; ++b) p.order[b] = b;
+  std::stable_sort(p.order.begin(), p.order.end(), [&](int64_t a, int64_t b) { return lengths[a] > lengths[b]; });
+  for (int64_t s = 0; s < T; ++s) {
+    int64_t n = 0;
+    while (n < B && (reverse ? lengths[p.order[n]] >= T - s : lengths[p.order[n]] > s)) ++n;
+    p.active.push_back(n);
+    p.rows.push_back(std::min(B, (n + kRowBlock - 1) / kRowBlock * kRowBlock));
+    p.offset.push_back(p.slots);
+    p.slots += p.rows.back();
+  }
+  return p;
+}
+
+// Zeroes rows [length, T) of each sentence b in x [B, T, width]: the padded positions.
+void zero_padding(float* x, const std::vector<int32_t>& lengths, int64_t T, int64_t width) {
+  for (size_t b = 0; b < lengths.size(); ++b)
+    std::memset(x + (b * T + lengths[b]) * width, 0, (T - lengths[b]) * width * sizeof(float));
+}
+}  // namespace
+
 Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vector<int32_t>& lengths,
                  bool reverse, const PackedWeight* w_hh_packed) {
   if (gi.ndim() != 3) throw Error("gru_sequence: input must be [B, T, 3H], got " + shape_str(gi.shape()));
@@ -124,70 +164,69 @@ Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vec
   for (auto l : lengths)
     if (l < 0 || l > T) throw Error("gru_sequence: length " + std::to_string(l) + " outside [0, " + std::to_string(T) + "]");
   Tensor giv = gi.value().contiguous();
-  Tensor out = Tensor::empty({B, T, H});  // each row is written below, a padded one with zeros
-  // Per processing step s: the state before it and the gate values, [T, B, H] each, for the
-  // backward; without one (decoding), one step's gate values are overwritten by the next.
+  Tensor out = Tensor::empty({B, T, H});
+  zero_padding(out.data(), lengths, T, H);  // the other rows are written below
+  // Padded positions cost nothing: the state h runs in plan.order, and a step multiplies only the
+  // prefix of rows still (or already) inside their sentence, rounded up to a block.
+  auto plan = std::make_shared<const RowPlan>(plan_rows(lengths, T, reverse));
+  // Per step, the state before it and the gate values of its rows, one segment of plan.rows[s]
+  // slots each, for the backward; without one (decoding), each step overwrites the same B slots.
   const bool keep = needs_grad({&gi, &w_hh, &b_hh});
-  const int64_t kept_steps = keep ? T : 1;
-  Tensor h_prev = keep ? Tensor::empty({T, B, H}) : Tensor(), r = Tensor::empty({kept_steps, B, H}),
-         z = Tensor::empty({kept_steps, B, H}), n = Tensor::empty({kept_steps, B, H}),
-         hn = Tensor::empty({kept_steps, B, H});
+  const int64_t slots = keep ? plan->slots : B;
+  Tensor h_prev = keep ? Tensor::empty({slots, H}) : Tensor(), r = Tensor::empty({slots, H}),
+         z = Tensor::empty({slots, H}), n = Tensor::empty({slots, H}), hn = Tensor::empty({slots, H});
   Tensor h = Tensor::zeros({B, H}), gh = Tensor::empty({B, 3 * H});
-  // Used T times with only B rows: packed once.
+  // Used T times with few rows: packed once.
   const PackedWeight w_packed = w_hh_packed ? *w_hh_packed : pack_weight(w_hh.value());
   for (int64_t s = 0; s < T; ++s) {
-    const int64_t t = reverse ? T - 1 - s : s;
-    const int64_t slot = keep ? s : 0;
-    if (keep) std::memcpy(h_prev.data() + s * B * H, h.data(), B * H * sizeof(float));
-    linear_into(gh, h, w_packed, b_hh.value());  // gh = h · W_hhᵀ + b_hh
-#pragma omp parallel for schedule(static) if (B * H >= kParallelGates)
-    for (int64_t b = 0; b < B; ++b) {
-      if (t >= lengths[b]) {
-        std::memset(out.data() + (b * T + t) * H, 0, H * sizeof(float));
-        continue;
-      }
-      const int64_t o = (slot * B + b) * H;
-      gate_forward(H, giv.data() + (b * T + t) * 3 * H, gh.data() + b * 3 * H, h.data() + b * H, r.data() + o,
-                   z.data() + o, n.data() + o, hn.data() + o, h.data() + b * H);
-      std::memcpy(out.data() + (b * T + t) * H, h.data() + b * H, H * sizeof(float));
+    const int64_t t = reverse ? T - 1 - s : s, active = plan->active[s], rows = plan->rows[s];
+    if (rows == 0) continue;
+    const int64_t first = keep ? plan->offset[s] : 0;
+    if (keep) std::memcpy(h_prev.data() + first * H, h.data(), rows * H * sizeof(float));
+    linear_into(gh.slice(0, rows), h.slice(0, rows), w_packed, b_hh.value());  // gh = h · W_hhᵀ + b_hh
+#pragma omp parallel for schedule(static) if (active * H >= kParallelGates)
+    for (int64_t i = 0; i < active; ++i) {
+      const int64_t b = plan->order[i], o = (first + i) * H;
+      gate_forward(H, giv.data() + (b * T + t) * 3 * H, gh.data() + i * 3 * H, h.data() + i * H, r.data() + o,
+                   z.data() + o, n.data() + o, hn.data() + o, h.data() + i * H);
+      std::memcpy(out.data() + (b * T + t) * H, h.data() + i * H, H * sizeof(float));
     }
   }
   Var result(out, keep);
   if (result.requires_grad()) {
     auto on = result.node_ptr();
-    record_backward([gi, w_hh, b_hh, lengths, h_prev, r, z, n, hn, on, B, T, H, reverse] {
+    record_backward([gi, w_hh, b_hh, lengths, plan, h_prev, r, z, n, hn, on, B, T, H, reverse] {
       if (!on->grad.defined()) return;
       Tensor g = on->grad.contiguous();
-      // Every row of both is written below, an inactive one with zeros.
       Tensor dgi = Tensor::empty({B, T, 3 * H});
-      Tensor dgh_all = Tensor::empty({T, B, 3 * H});
-      Tensor dh = Tensor::zeros({B, H}), dh_next = Tensor::empty({B, H}), d_total = Tensor::empty({B, H});
+      zero_padding(dgi.data(), lengths, T, 3 * H);
+      // dgh per slot; the computed rows beyond a step's active ones stay zero, adding nothing.
+      Tensor dgh_all = Tensor::empty({plan->slots, 3 * H});
+      Tensor dh = Tensor::zeros({B, H}), dh_prev = Tensor::empty({B, H});  // dh in plan.order
       const PackedWeight w_t_packed = pack_weight(w_hh.value().transpose(0, 1));  // for dgh · W_hh
       for (int64_t s = T - 1; s >= 0; --s) {
-        const int64_t t = reverse ? T - 1 - s : s;
-        float* dgh = dgh_all.data() + s * B * 3 * H;
-        std::memcpy(dh_next.data(), dh.data(), B * H * sizeof(float));  // inactive rows carry dh through
-#pragma omp parallel for schedule(static) if (B * H >= kParallelGates)
-        for (int64_t b = 0; b < B; ++b) {
-          if (t >= lengths[b]) {
-            std::memset(dgi.data() + (b * T + t) * 3 * H, 0, 3 * H * sizeof(float));
-            std::memset(dgh + b * 3 * H, 0, 3 * H * sizeof(float));
-            continue;
-          }
-          const int64_t o = (s * B + b) * H;
+        const int64_t t = reverse ? T - 1 - s : s, active = plan->active[s], rows = plan->rows[s];
+        if (rows == 0) continue;
+        const int64_t first = plan->offset[s];
+        float* dgh = dgh_all.data() + first * 3 * H;
+        std::memset(dgh + active * 3 * H, 0, (rows - active) * 3 * H * sizeof(float));
+        // Rows computed but not active carry their dh through.
+        std::memcpy(dh_prev.data() + active * H, dh.data() + active * H, (rows - active) * H * sizeof(float));
+#pragma omp parallel for schedule(static) if (active * H >= kParallelGates)
+        for (int64_t i = 0; i < active; ++i) {
+          const int64_t b = plan->order[i], o = (first + i) * H;
           const float* dout = g.data() + (b * T + t) * H;
-          float* dhb = dh.data() + b * H;
-          float* d = d_total.data() + b * H;
-          for (int64_t j = 0; j < H; ++j) d[j] = dout[j] + dhb[j];
-          gate_backward(H, d, h_prev.data() + o, r.data() + o, z.data() + o, n.data() + o,
-                        hn.data() + o, dgi.data() + (b * T + t) * 3 * H, dgh + b * 3 * H, dh_next.data() + b * H);
+          float* d = dh.data() + i * H;
+          for (int64_t j = 0; j < H; ++j) d[j] += dout[j];
+          gate_backward(H, d, h_prev.data() + o, r.data() + o, z.data() + o, n.data() + o, hn.data() + o,
+                        dgi.data() + (b * T + t) * 3 * H, dgh + i * 3 * H, dh_prev.data() + i * H);
         }
-        // dh_{prev} = direct part + dgh · W_hh (dgh is zero on inactive rows)
-        linear_into(dh_next, dgh_all.slice(s, s + 1).reshape({B, 3 * H}), w_t_packed, Tensor(), true);
-        std::swap(dh, dh_next);
+        // dh before the step = direct part + dgh · W_hh
+        linear_into(dh_prev.slice(0, rows), dgh_all.slice(first, first + rows), w_t_packed, Tensor(), true);
+        std::memcpy(dh.data(), dh_prev.data(), rows * H * sizeof(float));
       }
       gi.accumulate_grad(dgi);
-      accumulate_param_grads(w_hh, b_hh, dgh_all.reshape({T * B, 3 * H}), h_prev.reshape({T * B, H}));
+      accumulate_param_grads(w_hh, b_hh, dgh_all, h_prev);
     });
   }
   return result;
