@@ -40,7 +40,6 @@
 namespace heed {
 namespace {
 
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // The step's weights: [att_query; cell.weight_hh] with its bias (both products of s_{t-1} in
 // one, as in forward()), packed. The parts of cell.weight_ih and of readout that multiply the
@@ -249,8 +248,7 @@ class GruBahdanau : public Seq2Seq {
 
   // Context c_t from the query W_a·s_{t-1} + b_a.
   Var attend(const Var& query, const Var& h, const Var& keys, const Tensor& pad_mask, Tensor* alpha_out) {
-    Var scores = additive_attention_scores(query, keys, att_v_.weight);
-    Var alpha = softmax(masked_fill(scores, pad_mask, kNegInf));
+    Var alpha = softmax(additive_attention_scores(query, keys, att_v_.weight, pad_mask));
     *alpha_out = alpha.value();
     return attention_context(alpha, h);
   }

@@ -127,7 +127,8 @@ Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vec
                  bool reverse, const PackedWeight* w_hh_packed = nullptr);
 // Bahdanau scores: e[b, j] = Σ_a v[a] · tanh(query[b, a] + keys[b, j, a]); query [B, A],
 // keys [B, S, A], v [1, A] → [B, S]. Fused so that the [B, S, A] tanh is never an autograd node.
-Var additive_attention_scores(const Var& query, const Var& keys, const Var& v);
+// Where pad_mask [B, S] (optional) is nonzero, e is −inf and is not computed.
+Var additive_attention_scores(const Var& query, const Var& keys, const Var& v, const Tensor& pad_mask = Tensor());
 // Attention contexts c[b] = Σ_j alpha[b, j] · values[b, j]; alpha [B, S], values [B, S, D] →
 // [B, D]. Positions with weight exactly 0 (masked) are skipped.
 Var attention_context(const Var& alpha, const Var& values);

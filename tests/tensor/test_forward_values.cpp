@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <cmath>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -317,6 +318,15 @@ TEST_CASE("additive_attention_scores matches loops") {
       want.push_back(e);
     }
   require_close(additive_attention_scores(Var(q), Var(k), Var(v)).value(), want, 5e-6, "attention scores");
+  // Masked positions are −inf, the others unchanged.
+  Tensor mask = Tensor::zeros({B, S});
+  mask.data()[2] = mask.data()[4] = mask.data()[5] = 1.f;
+  const Tensor masked = additive_attention_scores(Var(q), Var(k), Var(v), mask).value();
+  for (int64_t i = 0; i < B * S; ++i) {
+    INFO("position " << i);
+    if (mask.data()[i] != 0.f) CHECK(masked.data()[i] == -std::numeric_limits<float>::infinity());
+    else CHECK(std::abs(masked.data()[i] - want[i]) < 5e-6);
+  }
 }
 
 TEST_CASE("max_of: every position can hold the maximum; NaN passed over") {

@@ -205,6 +205,12 @@ TEST_CASE("gradcheck additive attention scores") {
   check_gradients("additive_attention_scores",
                   [](const std::vector<Var>& v) { return additive_attention_scores(v[0], v[1], v[2]); },
                   {random_tensor({2, 5}, 1), random_tensor({2, 3, 5}, 2), random_tensor({1, 5}, 3)});
+  // With a pad mask, through the softmax that follows it (the masked scores are −inf).
+  Tensor mask = Tensor::zeros({2, 3});
+  mask.data()[2] = mask.data()[4] = mask.data()[5] = 1.f;
+  check_gradients("additive_attention_scores masked",
+                  [&](const std::vector<Var>& v) { return softmax(additive_attention_scores(v[0], v[1], v[2], mask)); },
+                  {random_tensor({2, 5}, 4), random_tensor({2, 3, 5}, 5), random_tensor({1, 5}, 6)});
 }
 
 TEST_CASE("gradcheck attention context, a masked (zero) weight included") {

@@ -4,6 +4,8 @@
 // recomputed in backward instead of stored. Contexts c[b] = Σ_j α[b, j] · h[b, j]: as a batched
 // matmul these are B products with one row each, which oneDNN ran at about 10 GFLOP/s, in three
 // passes over h per step (c, dα, dh); here forward is one pass and backward another.
+#include <limits>
+
 #include "tensor/ops.hpp"
 #include "tensor/ops/fast_math.hpp"
 #include "tensor/ops/weighted_rows.hpp"
@@ -11,11 +13,13 @@
 
 namespace heed {
 
-Var additive_attention_scores(const Var& query, const Var& keys, const Var& v) {
+Var additive_attention_scores(const Var& query, const Var& keys, const Var& v, const Tensor& pad_mask) {
   const int64_t B = keys.dim(0), S = keys.dim(1), A = keys.dim(2);
-  if (query.dim(0) != B || query.dim(1) != A || v.value().numel() != A)
+  const bool masked = pad_mask.defined();
+  if (query.dim(0) != B || query.dim(1) != A || v.value().numel() != A || (masked && pad_mask.shape() != Shape{B, S}))
     throw Error("attention scores: query " + shape_str(query.shape()) + ", keys " + shape_str(keys.shape()) +
-                ", v " + shape_str(v.shape()));
+                ", v " + shape_str(v.shape()) + (masked ? ", mask " + shape_str(pad_mask.shape()) : ""));
+  const Tensor mv = masked ? pad_mask.contiguous() : Tensor();
   Tensor qv = query.value().contiguous(), kv = keys.value().contiguous(), vv = v.value().contiguous();
   Tensor e = Tensor::empty({B, S});
   const float* pq = qv.data();
@@ -25,6 +29,10 @@ Var additive_attention_scores(const Var& query, const Var& keys, const Var& v) {
 #pragma omp parallel for collapse(2) schedule(static) if (B * S * A > 65536)
   for (int64_t b = 0; b < B; ++b)
     for (int64_t j = 0; j < S; ++j) {
+      if (masked && mv.data()[b * S + j] != 0.f) {
+        pe[b * S + j] = -std::numeric_limits<float>::infinity();
+        continue;
+      }
       const float* q = pq + b * A;
       const float* k = pk + (b * S + j) * A;
       float acc = 0;
@@ -35,11 +43,12 @@ Var additive_attention_scores(const Var& query, const Var& keys, const Var& v) {
   Var result(e, needs_grad({&query, &keys, &v}));
   if (result.requires_grad()) {
     auto on = result.node_ptr();
-    record_backward([query, keys, v, qv, kv, vv, on, B, S, A] {
+    record_backward([query, keys, v, qv, kv, vv, mv, masked, on, B, S, A] {
       if (!on->grad.defined()) return;
       Tensor g = on->grad.contiguous();
       // Sentences in parallel; dv as one row per sentence, summed in sentence order afterwards,
-      // so the result does not depend on the thread count.
+      // so the result does not depend on the thread count. Rows alternate between the threads:
+      // batches come in length order and masked positions cost nothing, so halves would differ.
       Tensor dq = Tensor::zeros({B, A}), dv_rows = Tensor::zeros({B, A}), dv = Tensor::zeros({A});
       bool fresh_k = !keys.grad().defined();
       Tensor dk = fresh_k ? Tensor::zeros(keys.shape()) : keys.grad();
@@ -49,11 +58,11 @@ Var additive_attention_scores(const Var& query, const Var& keys, const Var& v) {
       const float* pg = g.data();
       float* pdq = dq.data();
       float* pdk = dk.data();
-#pragma omp parallel for schedule(static) if (B * S * A > 65536)
+#pragma omp parallel for schedule(static, 1) if (B * S * A > 65536)
       for (int64_t b = 0; b < B; ++b)
         for (int64_t j = 0; j < S; ++j) {
           const float ge = pg[b * S + j];
-          if (ge == 0.f) continue;  // masked positions get no gradient from the softmax
+          if (ge == 0.f || (masked && mv.data()[b * S + j] != 0.f)) continue;  // masked: a constant −inf
           const float* q = pq + b * A;
           const float* k = pk + (b * S + j) * A;
           float* dkr = pdk + (b * S + j) * A;
@@ -86,7 +95,7 @@ Var attention_context(const Var& alpha, const Var& values) {
   const int64_t B = values.dim(0), S = values.dim(1), D = values.dim(2);
   Tensor av = alpha.value().contiguous(), hv = values.value().contiguous();
   Tensor c = Tensor::zeros({B, D});
-#pragma omp parallel for schedule(static) if (B * S * D > 65536)
+#pragma omp parallel for schedule(static, 1) if (B * S * D > 65536)
   for (int64_t b = 0; b < B; ++b) {
     const float* w = av.data() + b * S;
     float* row = c.data() + b * D;
@@ -103,7 +112,7 @@ Var attention_context(const Var& alpha, const Var& values) {
       const bool want_dh = values.requires_grad();
       const bool fresh = want_dh && !values.grad().defined();
       Tensor dh = !want_dh ? Tensor() : fresh ? Tensor::zeros(values.shape()) : values.grad();
-#pragma omp parallel for schedule(static) if (B * S * D > 65536)
+#pragma omp parallel for schedule(static, 1) if (B * S * D > 65536)
       for (int64_t b = 0; b < B; ++b) {
         const float* dc = g.data() + b * D;
         for (int64_t j = 0; j < S; ++j) {
