@@ -30,7 +30,6 @@
 #include "models/gru_bahdanau.hpp"
 
 #include <cmath>
-#include <limits>
 #include <numeric>
 
 #include "models/additive_attention_step.hpp"
@@ -39,7 +38,6 @@
 
 namespace heed {
 namespace {
-
 
 // The step's weights: [att_query; cell.weight_hh] with its bias (both products of s_{t-1} in
 // one, as in forward()), packed. The parts of cell.weight_ih and of readout that multiply the

@@ -95,6 +95,7 @@ Var attention_context(const Var& alpha, const Var& values) {
   const int64_t B = values.dim(0), S = values.dim(1), D = values.dim(2);
   Tensor av = alpha.value().contiguous(), hv = values.value().contiguous();
   Tensor c = Tensor::zeros({B, D});
+  // Rows alternate between the threads, as in the scores' backward: masked positions are skipped.
 #pragma omp parallel for schedule(static, 1) if (B * S * D > 65536)
   for (int64_t b = 0; b < B; ++b) {
     const float* w = av.data() + b * S;

@@ -226,7 +226,7 @@ Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vec
         std::memcpy(dh.data(), dh_prev.data(), rows * H * sizeof(float));
       }
       gi.accumulate_grad(dgi);
-      accumulate_param_grads(w_hh, b_hh, dgh_all, h_prev);
+      if (plan->slots > 0) accumulate_param_grads(w_hh, b_hh, dgh_all, h_prev);  // else every sentence is empty
     });
   }
   return result;
