@@ -156,6 +156,41 @@ void run_chunked_transposed_a(const Tensor& c, const Tensor& a, const Tensor& b,
                            accumulate || k0 > 0);
 }
 
+// x·Wᵀ with a long reduction (K ≥ kLongReduction): gemm:jit runs it about 11 % below brgemm
+// (248 against 279 GFLOP/s for [2048, 1024]·[1024, 256]; in a GRU step, the attention keys and the
+// readout). Rows are independent, so they go in fixed chunks through one exact-shape primitive
+// per weight shape, and only the remainder through the runtime-sized one.
+constexpr int64_t kLongReduction = 1024;
+constexpr int64_t kRowChunk = 512;
+
+void run_chunked_rows(const Tensor& c, const Tensor& x, const Tensor& w, const Tensor* bias, bool accumulate) {
+  const int64_t m = x.dim(0), k = x.dim(1), n = w.dim(0);
+  std::string key = "matmul_row_chunk#";
+  append_dims(key, {k, n});
+  key.push_back(bias ? 'b' : '-');
+  key.push_back(accumulate ? 'a' : '-');
+  MatmulEntry& e = dnnl_ctx::cached<MatmulEntry>(key, [&] {
+    const memory::desc xmd = f32_desc({kRowChunk, k}, {k, 1}), wmd = f32_desc({k, n}, {1, k}),
+                       cmd = f32_desc({kRowChunk, n}, {n, 1});
+    return make_matmul_entry(bias ? dnnl::matmul::desc(xmd, wmd, f32_desc({1, n}, {n, 1}), cmd)
+                                  : dnnl::matmul::desc(xmd, wmd, cmd),
+                             bias != nullptr, accumulate);
+  });
+  e.weights.set_data_handle(w.data());
+  if (bias) e.bias.set_data_handle(bias->data());
+  int64_t r0 = 0;
+  for (; r0 + kRowChunk <= m; r0 += kRowChunk) {
+    e.src.set_data_handle(x.data() + r0 * k);
+    e.dst.set_data_handle(c.data() + r0 * n);
+    e.prim.execute(dnnl_ctx::stream(), e.args);
+  }
+  dnnl_ctx::stream().wait();
+  if (r0 == m) return;
+  const Tensor x_rest = x.slice(r0, m), c_rest = c.slice(r0, m);
+  run_runtime_sized_matmul(c_rest, x_rest, operand(x_rest, false, 0), false, w, operand(w, true, 0), true, bias,
+                           accumulate);
+}
+
 void run_matmul(const Tensor& c, const Tensor& a, bool ta, const Tensor& b, bool tb, const Tensor* bias,
                 bool accumulate) {
   const bool batched = a.ndim() == 3 || b.ndim() == 3;
@@ -170,6 +205,8 @@ void run_matmul(const Tensor& c, const Tensor& a, bool ta, const Tensor& b, bool
   if (!batched) {
     if (ta && !tb && !bias && oa.cols >= kReductionChunk && a.is_contiguous() && b.is_contiguous())
       run_chunked_transposed_a(c, a, b, accumulate);
+    else if (!ta && tb && oa.cols >= kLongReduction && oa.rows >= kRowChunk && a.is_contiguous() && b.is_contiguous())
+      run_chunked_rows(c, a, b, bias, accumulate);
     else
       run_runtime_sized_matmul(c, a, oa, ta, b, ob, tb, bias, accumulate);
     return;
