@@ -115,6 +115,35 @@ TEST_CASE("weight-gradient products (A read transposed) over many rows: fixed ch
   CHECK(dnnl_ctx::primitive_misses() == misses);
 }
 
+TEST_CASE("x·Wᵀ with a long reduction over many rows: fixed row chunks, one primitive per shape") {
+  const int64_t K = 1030, N = 24;  // K at least the long-reduction bound (1024)
+  Tensor w = random_tensor({N, K}, 1), bias = random_tensor({N}, 2);
+  auto product = [&](int64_t M, bool with_bias, bool accumulate, uint64_t seed) {
+    Tensor x = random_tensor({M, K}, seed);
+    std::vector<double> want = naive_matmul(x, w, false, true);
+    Tensor c = random_tensor({M, N}, seed + 1);
+    if (with_bias) {
+      for (int64_t i = 0; i < M * N; ++i) want[i] += bias.data()[i % N];
+      c = linear(Var(x), Var(w), Var(bias)).value();
+    } else {
+      if (accumulate)
+        for (int64_t i = 0; i < M * N; ++i) want[i] += c.data()[i];
+      matmul_into(c, x, w, false, true, accumulate);
+    }
+    INFO(M << " rows, bias " << with_bias << ", accumulate " << accumulate);
+    require_close(c, want, 1e-4, "row-chunked x·Wᵀ");
+  };
+  product(1061, false, false, 3);  // two whole chunks and a remainder; creates the chunk primitives
+  product(1061, false, true, 5);
+  product(1061, true, false, 7);
+  const size_t misses = dnnl_ctx::primitive_misses();
+  product(1024, false, false, 9);  // whole chunks only
+  product(1500, false, true, 11);
+  product(512, true, false, 13);
+  product(700, true, false, 15);
+  CHECK(dnnl_ctx::primitive_misses() == misses);
+}
+
 TEST_CASE("linear matches x·wᵀ + b") {
   Tensor x = random_tensor({2, 3, 5}, 1), w = random_tensor({7, 5}, 2), bias = random_tensor({7}, 3);
   auto want = naive_matmul(x.reshape({6, 5}), w, false, true);
