@@ -156,10 +156,11 @@ void run_chunked_transposed_a(const Tensor& c, const Tensor& a, const Tensor& b,
                            accumulate || k0 > 0);
 }
 
-// x·Wᵀ with a long reduction (K ≥ kLongReduction): gemm:jit runs it about 11 % below brgemm
-// (248 against 279 GFLOP/s for [2048, 1024]·[1024, 256]; in a GRU step, the attention keys and the
-// readout). Rows are independent, so they go in fixed chunks through one exact-shape primitive
-// per weight shape, and only the remainder through the runtime-sized one.
+// x·Wᵀ with a long reduction (K ≥ kLongReduction): gemm:jit runs it 8–15 % below brgemm
+// (`heed bench ops`, [2000, 1024 or 2048]·[·, 256 or 512]: 231–259 against 263–283 GFLOP/s; the
+// GRU's attention keys and readout, the Transformer's second feed-forward layer). At K = 256 or
+// 512 it is not slower. Rows are independent, so they go in fixed chunks through one exact-shape
+// primitive per weight shape, and only the remainder through the runtime-sized one.
 constexpr int64_t kLongReduction = 1024;
 constexpr int64_t kRowChunk = 512;
 
