@@ -144,6 +144,23 @@ TEST_CASE("x·Wᵀ with a long reduction over many rows: fixed row chunks, one p
   CHECK(dnnl_ctx::primitive_misses() == misses);
 }
 
+TEST_CASE("x·Wᵀ + b with a wide output over many rows: fixed row chunks, one primitive per shape") {
+  const int64_t K = 8, N = 4100;  // N at least the wide-output bound (4096), as a vocabulary projection
+  Tensor w = random_tensor({N, K}, 1), bias = random_tensor({N}, 2);
+  auto product = [&](int64_t M, uint64_t seed) {
+    Tensor x = random_tensor({M, K}, seed);
+    std::vector<double> want = naive_matmul(x, w, false, true);
+    for (int64_t i = 0; i < M * N; ++i) want[i] += bias.data()[i % N];
+    INFO(M << " rows");
+    require_close(linear(Var(x), Var(w), Var(bias)).value(), want, 1e-4, "row-chunked x·Wᵀ + b");
+  };
+  product(1061, 3);  // two whole chunks and a remainder; creates the chunk primitive
+  const size_t misses = dnnl_ctx::primitive_misses();
+  product(1024, 5);  // whole chunks only
+  product(700, 7);
+  CHECK(dnnl_ctx::primitive_misses() == misses);
+}
+
 TEST_CASE("linear matches x·wᵀ + b") {
   Tensor x = random_tensor({2, 3, 5}, 1), w = random_tensor({7, 5}, 2), bias = random_tensor({7}, 3);
   auto want = naive_matmul(x.reshape({6, 5}), w, false, true);
