@@ -1,9 +1,9 @@
 // Bahdanau (additive) attention, the two per-step parts of training that oneDNN serves badly.
 // Scores, fused: e[b, j] = Σ_a v[a] tanh(q[b, a] + k[b, j, a]). Unfused, every decoder step would
-// materialise a [B, S, A] tanh tensor and its gradient as autograd nodes; here the tanh is
-// recomputed in backward instead of stored. Contexts c[b] = Σ_j α[b, j] · h[b, j]: as a batched
-// matmul these are B products with one row each, which oneDNN ran at about 10 GFLOP/s, in three
-// passes over h per step (c, dα, dh); here forward is one pass and backward another.
+// materialise the sum, the tanh and their gradients as autograd nodes; here only the tanh is kept.
+// Contexts c[b] = Σ_j α[b, j] · h[b, j]: as a batched matmul these are B products with one row
+// each, which oneDNN ran at about 10 GFLOP/s, in three passes over h per step (c, dα, dh); here
+// forward is one pass and backward another.
 #include <limits>
 
 #include "tensor/ops.hpp"
@@ -22,10 +22,15 @@ Var additive_attention_scores(const Var& query, const Var& keys, const Var& v, c
   const Tensor mv = masked ? pad_mask.contiguous() : Tensor();
   Tensor qv = query.value().contiguous(), kv = keys.value().contiguous(), vv = v.value().contiguous();
   Tensor e = Tensor::empty({B, S});
+  const bool keep_tanh = needs_grad({&query, &keys, &v});
+  // With gradients, tanh(q + k) is kept for backward (one [B, S, A] tensor per decoder step):
+  // recomputing it there cost as much as the forward pass, the tanh being what these loops spend.
+  Tensor th = keep_tanh ? Tensor::empty({B, S, A}) : Tensor();
   const float* pq = qv.data();
   const float* pk = kv.data();
   const float* pv = vv.data();
   float* pe = e.data();
+  float* pth = keep_tanh ? th.data() : nullptr;
 #pragma omp parallel for collapse(2) schedule(static) if (B * S * A > 65536)
   for (int64_t b = 0; b < B; ++b)
     for (int64_t j = 0; j < S; ++j) {
@@ -36,14 +41,23 @@ Var additive_attention_scores(const Var& query, const Var& keys, const Var& v, c
       const float* q = pq + b * A;
       const float* k = pk + (b * S + j) * A;
       float acc = 0;
+      if (pth) {
+        float* t = pth + (b * S + j) * A;
 #pragma omp simd reduction(+ : acc)
-      for (int64_t a = 0; a < A; ++a) acc += pv[a] * fast_tanh(q[a] + k[a]);
+        for (int64_t a = 0; a < A; ++a) {
+          t[a] = fast_tanh(q[a] + k[a]);
+          acc += pv[a] * t[a];
+        }
+      } else {
+#pragma omp simd reduction(+ : acc)
+        for (int64_t a = 0; a < A; ++a) acc += pv[a] * fast_tanh(q[a] + k[a]);
+      }
       pe[b * S + j] = acc;
     }
-  Var result(e, needs_grad({&query, &keys, &v}));
+  Var result(e, keep_tanh);
   if (result.requires_grad()) {
     auto on = result.node_ptr();
-    record_backward([query, keys, v, qv, kv, vv, mv, masked, on, B, S, A] {
+    record_backward([query, keys, v, th, vv, mv, masked, on, B, S, A] {
       if (!on->grad.defined()) return;
       Tensor g = on->grad.contiguous();
       // Sentences in parallel; dv as one row per sentence, summed in sentence order afterwards,
@@ -52,8 +66,7 @@ Var additive_attention_scores(const Var& query, const Var& keys, const Var& v, c
       Tensor dq = Tensor::zeros({B, A}), dv_rows = Tensor::zeros({B, A}), dv = Tensor::zeros({A});
       bool fresh_k = !keys.grad().defined();
       Tensor dk = fresh_k ? Tensor::zeros(keys.shape()) : keys.grad();
-      const float* pq = qv.data();
-      const float* pk = kv.data();
+      const float* pth = th.data();
       const float* pv = vv.data();
       const float* pg = g.data();
       float* pdq = dq.data();
@@ -63,14 +76,13 @@ Var additive_attention_scores(const Var& query, const Var& keys, const Var& v, c
         for (int64_t j = 0; j < S; ++j) {
           const float ge = pg[b * S + j];
           if (ge == 0.f || (masked && mv.data()[b * S + j] != 0.f)) continue;  // masked: a constant −inf
-          const float* q = pq + b * A;
-          const float* k = pk + (b * S + j) * A;
+          const float* tr = pth + (b * S + j) * A;
           float* dkr = pdk + (b * S + j) * A;
           float* dqr = pdq + b * A;
           float* dvr = dv_rows.data() + b * A;
 #pragma omp simd
           for (int64_t a = 0; a < A; ++a) {
-            const float t = fast_tanh(q[a] + k[a]);
+            const float t = tr[a];
             const float d = ge * pv[a] * (1.f - t * t);
             dqr[a] += d;
             dkr[a] += d;
