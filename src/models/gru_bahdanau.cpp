@@ -112,11 +112,17 @@ class GruBahdanau : public Seq2Seq {
 
   EncoderOutput encode(const Batch& batch) override {
     const int B = batch.size, S = batch.src_len;
-    Var x = drop(src_emb_(batch.src, {B, S}), dropout_);
-    const bool packed = !held_encoder_w_hh_.empty();
+    // The first layer's input holds the real positions only, [Σ lengths, E], so that neither its
+    // embedding, dropout nor input projections spend anything on padding.
+    std::vector<int32_t> real_ids;
+    for (int b = 0; b < B; ++b)
+      real_ids.insert(real_ids.end(), batch.src.begin() + b * S, batch.src.begin() + b * S + batch.src_lengths[b]);
+    const int64_t N = static_cast<int64_t>(real_ids.size());
+    Var x = drop(src_emb_(real_ids, {N}), dropout_);
+    const bool held = !held_encoder_w_hh_.empty();
     for (size_t l = 0; l < enc_fwd_.size(); ++l) {
-      Var fwd = run_direction(x, enc_fwd_[l], batch.src_lengths, false, packed ? &held_encoder_w_hh_[2 * l] : nullptr);
-      Var bwd = run_direction(x, enc_bwd_[l], batch.src_lengths, true, packed ? &held_encoder_w_hh_[2 * l + 1] : nullptr);
+      Var fwd = run_direction(x, enc_fwd_[l], batch.src_lengths, S, false, held ? &held_encoder_w_hh_[2 * l] : nullptr);
+      Var bwd = run_direction(x, enc_bwd_[l], batch.src_lengths, S, true, held ? &held_encoder_w_hh_[2 * l + 1] : nullptr);
       x = concat({fwd, bwd}, -1);
     }
     EncoderOutput out;
@@ -229,9 +235,10 @@ class GruBahdanau : public Seq2Seq {
     return w;
   }
 
-  Var run_direction(const Var& x, const GruWeights& w, const std::vector<int32_t>& lengths, bool reverse,
+  // x: [B, S, in], or packed [Σ lengths, in] (the first layer).
+  Var run_direction(const Var& x, const GruWeights& w, const std::vector<int32_t>& lengths, int S, bool reverse,
                     const PackedWeight* w_hh_packed) {
-    return gru_sequence(linear(x, w.weight_ih, w.bias_ih), w.weight_hh, w.bias_hh, lengths, reverse, w_hh_packed);
+    return gru_sequence(linear(x, w.weight_ih, w.bias_ih), w.weight_hh, w.bias_hh, lengths, reverse, w_hh_packed, S);
   }
 
   // s_0 = tanh(W_init · mean of the real h_j + b_init): the mean as a [B,1,S]x[B,S,2H] product.

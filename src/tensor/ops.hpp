@@ -121,10 +121,12 @@ Var gru_cell(const Var& gi, const Var& h, const Var& w_hh, const Var& b_hh);
 // (fused with another product of h): gi, gh [B, 3H], h [B, H] → h'.
 Var gru_gates(const Var& gi, const Var& gh, const Var& h);
 // A whole sequence: gi[B, T, 3H] → outputs [B, T, H], zero at padded positions t ≥ lengths[b].
+// gi may also hold the real positions only, packed [Σ lengths, 3H] sentence after sentence (so
+// its input projection skips the padding); then T = padded_length.
 // reverse = true runs from each sentence's own last token down to 0 (state starts at zero).
 // w_hh_packed: a packed copy of w_hh the caller holds (decoding many batches); else packed here.
 Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vector<int32_t>& lengths,
-                 bool reverse, const PackedWeight* w_hh_packed = nullptr);
+                 bool reverse, const PackedWeight* w_hh_packed = nullptr, int64_t padded_length = 0);
 // Bahdanau scores: e[b, j] = Σ_a v[a] · tanh(query[b, a] + keys[b, j, a]); query [B, A],
 // keys [B, S, A], v [1, A] → [B, S]. Fused so that the [B, S, A] tanh is never an autograd node.
 // Where pad_mask [B, S] (optional) is nonzero, e is −inf and is not computed.

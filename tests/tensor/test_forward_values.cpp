@@ -341,16 +341,26 @@ TEST_CASE("gru_sequence matches per-sentence loops in both directions with ragge
           for (int64_t j = 0; j < H; ++j) want[(b * T + t) * H + j] = h[j];
         }
       }
+      // The same input packed: the real positions only, sentence after sentence.
+      std::vector<float> packed;
+      for (int64_t b = 0; b < B; ++b)
+        packed.insert(packed.end(), gi.data() + b * T * 3 * H, gi.data() + (b * T + lengths[b]) * 3 * H);
+      Tensor gi_packed = Tensor::from_vector({static_cast<int64_t>(packed.size()) / (3 * H), 3 * H}, packed);
       // With and without a gradient: the kept gate values are laid out differently.
       for (bool grad : {false, true}) {
+        const std::string name = "gru_sequence B=" + std::to_string(B) + (reverse ? " reverse" : " forward");
         Var giv(gi.clone(), grad);
-        require_close(gru_sequence(giv, Var(w), Var(bh), lengths, reverse).value(), want, 5e-6,
-                      (std::string("gru_sequence B=") + std::to_string(B) + (reverse ? " reverse" : " forward")).c_str());
+        require_close(gru_sequence(giv, Var(w), Var(bh), lengths, reverse).value(), want, 5e-6, name.c_str());
+        Var packed_v(gi_packed.clone(), grad);
+        require_close(gru_sequence(packed_v, Var(w), Var(bh), lengths, reverse, nullptr, T).value(), want, 5e-6,
+                      (name + " packed").c_str());
       }
     }
   }
   Tensor gi = random_tensor({4, T, 3 * H}, 1, -2, 2), w = random_tensor({3 * H, H}, 2), bh = random_tensor({3 * H}, 3);
   CHECK_THROWS(gru_sequence(Var(gi), Var(w), Var(bh), {5, 6, 0, 1}, false));
+  CHECK_THROWS_WITH(gru_sequence(Var(random_tensor({9, 3 * H}, 4)), Var(w), Var(bh), {5, 2, 0, 1}, false, nullptr, T),
+                    Catch::Contains("packed input of 9 rows for 8 positions"));
 }
 
 TEST_CASE("additive_attention_scores matches loops") {

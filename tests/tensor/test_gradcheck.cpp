@@ -145,6 +145,10 @@ TEST_CASE("gradcheck GRU cell and sequences (both directions, ragged lengths)") 
     check_gradients(std::string("gru_sequence reverse=") + (reverse ? "1" : "0"),
                     [&](const std::vector<Var>& v) { return gru_sequence(v[0], v[1], v[2], lengths, reverse); },
                     {random_tensor({4, T, 3 * H}, 5), random_tensor({3 * H, H}, 6), random_tensor({3 * H}, 7)});
+  for (bool reverse : {false, true})  // the input packed: [Σ lengths, 3H]
+    check_gradients(std::string("gru_sequence packed reverse=") + (reverse ? "1" : "0"),
+                    [&](const std::vector<Var>& v) { return gru_sequence(v[0], v[1], v[2], lengths, reverse, nullptr, T); },
+                    {random_tensor({8, 3 * H}, 14), random_tensor({3 * H, H}, 15), random_tensor({3 * H}, 16)});
   // Eleven rows: beyond one block of rows, so that later steps multiply only a prefix of them.
   const std::vector<int32_t> many = {2, 4, 0, 1, 3, 4, 1, 2, 2, 3, 1};
   for (bool reverse : {false, true})

@@ -156,13 +156,25 @@ void zero_padding(float* x, const std::vector<int32_t>& lengths, int64_t T, int6
 }  // namespace
 
 Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vector<int32_t>& lengths,
-                 bool reverse, const PackedWeight* w_hh_packed) {
-  if (gi.ndim() != 3) throw Error("gru_sequence: input must be [B, T, 3H], got " + shape_str(gi.shape()));
-  const int64_t B = gi.dim(0), T = gi.dim(1), H = w_hh.dim(1);
+                 bool reverse, const PackedWeight* w_hh_packed, int64_t padded_length) {
+  const bool packed_input = gi.ndim() == 2;
+  if (!packed_input && gi.ndim() != 3)
+    throw Error("gru_sequence: input must be [B, T, 3H] or packed [N, 3H], got " + shape_str(gi.shape()));
+  const int64_t B = static_cast<int64_t>(lengths.size()), T = packed_input ? padded_length : gi.dim(1), H = w_hh.dim(1);
   check_shapes(gi.shape(), H, w_hh, b_hh);
-  if (static_cast<int64_t>(lengths.size()) != B) throw Error("gru_sequence: one length per sentence needed");
-  for (auto l : lengths)
+  if (!packed_input && gi.dim(0) != B) throw Error("gru_sequence: one length per sentence needed");
+  // The input row of sentence b's position t: b·T + t, or start[b] + t when packed.
+  std::vector<int64_t> start(B);
+  int64_t real = 0;
+  for (int64_t b = 0; b < B; ++b) {
+    const int32_t l = lengths[b];
     if (l < 0 || l > T) throw Error("gru_sequence: length " + std::to_string(l) + " outside [0, " + std::to_string(T) + "]");
+    start[b] = packed_input ? real : b * T;
+    real += l;
+  }
+  if (packed_input && gi.dim(0) != real)
+    throw Error("gru_sequence: packed input of " + std::to_string(gi.dim(0)) + " rows for " + std::to_string(real) +
+                " positions");
   Tensor giv = gi.value().contiguous();
   Tensor out = Tensor::empty({B, T, H});
   zero_padding(out.data(), lengths, T, H);  // the other rows are written below
@@ -187,7 +199,7 @@ Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vec
 #pragma omp parallel for schedule(static) if (active * H >= kParallelGates)
     for (int64_t i = 0; i < active; ++i) {
       const int64_t b = plan->order[i], o = (first + i) * H;
-      gate_forward(H, giv.data() + (b * T + t) * 3 * H, gh.data() + i * 3 * H, h.data() + i * H, r.data() + o,
+      gate_forward(H, giv.data() + (start[b] + t) * 3 * H, gh.data() + i * 3 * H, h.data() + i * H, r.data() + o,
                    z.data() + o, n.data() + o, hn.data() + o, h.data() + i * H);
       std::memcpy(out.data() + (b * T + t) * H, h.data() + i * H, H * sizeof(float));
     }
@@ -195,11 +207,11 @@ Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vec
   Var result(out, keep);
   if (result.requires_grad()) {
     auto on = result.node_ptr();
-    record_backward([gi, w_hh, b_hh, lengths, plan, h_prev, r, z, n, hn, on, B, T, H, reverse] {
+    record_backward([gi, w_hh, b_hh, lengths, start, plan, h_prev, r, z, n, hn, on, B, T, H, reverse, packed_input] {
       if (!on->grad.defined()) return;
       Tensor g = on->grad.contiguous();
-      Tensor dgi = Tensor::empty({B, T, 3 * H});
-      zero_padding(dgi.data(), lengths, T, 3 * H);
+      Tensor dgi = Tensor::empty(gi.shape());
+      if (!packed_input) zero_padding(dgi.data(), lengths, T, 3 * H);
       // dgh per slot; the computed rows beyond a step's active ones stay zero, adding nothing.
       Tensor dgh_all = Tensor::empty({plan->slots, 3 * H});
       Tensor dh = Tensor::zeros({B, H}), dh_prev = Tensor::empty({B, H});  // dh in plan.order
@@ -219,7 +231,7 @@ Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vec
           float* d = dh.data() + i * H;
           for (int64_t j = 0; j < H; ++j) d[j] += dout[j];
           gate_backward(H, d, h_prev.data() + o, r.data() + o, z.data() + o, n.data() + o, hn.data() + o,
-                        dgi.data() + (b * T + t) * 3 * H, dgh + i * 3 * H, dh_prev.data() + i * H);
+                        dgi.data() + (start[b] + t) * 3 * H, dgh + i * 3 * H, dh_prev.data() + i * H);
         }
         // dh before the step = direct part + dgh · W_hh
         linear_into(dh_prev.slice(0, rows), dgh_all.slice(first, first + rows), w_t_packed, Tensor(), true);
