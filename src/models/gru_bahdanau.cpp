@@ -40,7 +40,7 @@ namespace heed {
 namespace {
 
 // The step's weights: [att_query; cell.weight_hh] with its bias (both products of s_{t-1} in
-// one, as in forward()), packed. The parts of cell.weight_ih and of readout that multiply the
+// one: a step has no autograd, so its columns are read in place), packed. The parts of cell.weight_ih and of readout that multiply the
 // previous token's embedding are applied to every target embedding once (a row per token,
 // biases included), so a step looks them up. The parts that multiply the context c_t are
 // applied to every annotation h_j once per batch (start()): c_t is a weighted mean of the h_j,
@@ -144,18 +144,19 @@ class GruBahdanau : public Seq2Seq {
     Var y = drop(tgt_emb_(batch.tgt_in, {B, T}), dropout_);  // [B, T, E]
     auto w_ih = split(cell_.weight_ih, {E, H2}, 1);           // [3D, E], [3D, 2H]
     Var gi_y = linear(permute(y, {1, 0, 2}), w_ih[0], cell_.bias_ih);  // [T, B, 3D]
-    // Both products of s_{t-1}, the attention query W_a·s and the GRU's W_hh·s + b_hh, as one.
-    Var state_w = concat({att_query_.weight, cell_.weight_hh}, 0), state_b = concat({att_query_.bias, cell_.bias_hh}, 0);
-    // The per-step products: packed weights, weight gradients as one matmul over all steps.
-    const StepWeight state_step(state_w), context_step(w_ih[1]);
+    // The per-step products: packed weights, weight gradients as one matmul over all steps. The
+    // two products of s_{t-1} (attention query, W_hh·s) run apart here, unlike in step(): one
+    // product split in two cost a copy of both parts forward and backward, more than the
+    // second call (exact-shape primitives run [80, 512]·[512, 512 + 1536] as fast apart).
+    const StepWeight query_step(att_query_.weight), recurrent_step(cell_.weight_hh), context_step(w_ih[1]);
     std::vector<Var> states, contexts;
     std::vector<Tensor> attention;
     for (int t = 0; t < T; ++t) {
-      auto query_gh = split(linear(s, state_w, state_b, state_step), {c_.attn_dim, 3 * D}, 1);
+      Var gh = linear(s, cell_.weight_hh, cell_.bias_hh, recurrent_step);
       Tensor alpha;
-      Var c = attend(query_gh[0], enc.states, keys, mask, &alpha);
+      Var c = attend(linear(s, att_query_.weight, att_query_.bias, query_step), enc.states, keys, mask, &alpha);
       Var gi = add(reshape(slice_rows(gi_y, t, t + 1), {B, 3 * D}), linear(c, w_ih[1], Var(), context_step));
-      s = gru_gates(gi, query_gh[1], s);
+      s = gru_gates(gi, gh, s);
       states.push_back(reshape(s, {B, 1, D}));
       contexts.push_back(reshape(c, {B, 1, H2}));
       attention.push_back(alpha);
