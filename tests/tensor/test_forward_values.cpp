@@ -161,6 +161,17 @@ TEST_CASE("x·Wᵀ + b with a wide output over many rows: fixed row chunks, one 
   CHECK(dnnl_ctx::primitive_misses() == misses);
 }
 
+TEST_CASE("the bias gradient of a wide output (in wider column blocks) is the column sums of dy") {
+  const int64_t M = 20, K = 3, N = 4100;  // N at least the wide-output bound (4096)
+  Var x(random_tensor({M, K}, 1)), w(random_tensor({N, K}, 2)), bias(random_tensor({N}, 3), true);
+  Tensor dy = random_tensor({M, N}, 4);
+  backward(sum(mul(linear(x, w, bias), Var(dy))));
+  std::vector<double> want(N, 0.0);
+  for (int64_t r = 0; r < M; ++r)
+    for (int64_t j = 0; j < N; ++j) want[j] += dy.data()[r * N + j];
+  require_close(bias.grad(), want, 1e-5, "wide bias gradient");
+}
+
 TEST_CASE("linear matches x·wᵀ + b") {
   Tensor x = random_tensor({2, 3, 5}, 1), w = random_tensor({7, 5}, 2), bias = random_tensor({7}, 3);
   auto want = naive_matmul(x.reshape({6, 5}), w, false, true);

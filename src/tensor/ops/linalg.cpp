@@ -297,11 +297,13 @@ void bias_grad(const Var& bias, const Tensor& g) {
   const float* p = g.data();
   float* d = db.data();
   // Column blocks in parallel; each column is still summed over the rows in order, so the
-  // result does not depend on the thread count.
-  constexpr int64_t kBlock = 256;
+  // result does not depend on the thread count. Wide rows (vocabulary projections) take wider
+  // blocks: a 1 KiB piece of each 32 KiB row defeated the prefetcher (2,000 x 8,000: 2.4 ms with
+  // 256 columns, 1.6 with 2,048; narrower rows were fastest with 256).
+  const int64_t block = cols >= kWideOutput ? 2048 : 256;
 #pragma omp parallel for schedule(static) if (rows * cols >= 65536)
-  for (int64_t j0 = 0; j0 < cols; j0 += kBlock) {
-    const int64_t j1 = std::min(cols, j0 + kBlock);
+  for (int64_t j0 = 0; j0 < cols; j0 += block) {
+    const int64_t j1 = std::min(cols, j0 + block);
     for (int64_t r = 0; r < rows; ++r)
 #pragma omp simd
       for (int64_t j = j0; j < j1; ++j) d[j] += p[r * cols + j];
