@@ -45,7 +45,8 @@ namespace {
 // every target embedding once (a row per token, biases included), so a step looks them up.
 // The parts that multiply the context c_t are applied to every annotation h_j once per batch
 // (start()): c_t is a weighted mean of the h_j, so W·c_t = Σ_j α_tj (W·h_j), and a step sums
-// S rows per beam row instead of multiplying c_t by 2H × (3D + L) weights. With beams, a sentence's K rows share those S rows.
+// S rows per beam row instead of multiplying c_t by 2H × (3D + L) weights. With beams, a
+// sentence's K rows share those S rows.
 struct GruStepWeights {
   PackedWeight state_w;
   Tensor state_b;
