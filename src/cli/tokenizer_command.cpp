@@ -138,14 +138,14 @@ void run_decode(const StreamArgs& args) {
       std::string_view token(line.data() + start, end - start);
       start = end + 1;
       if (token.empty()) continue;
-      int id = Tokenizer::kUnk;
+      int id = kUnkId;
       if (args.ids) {
         auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), id);
         if (ec != std::errc() || ptr != token.data() + token.size() || id < 0 || id >= tok.vocab_size())
           return "'" + std::string(token) + "' is not a token id (0.." + std::to_string(tok.vocab_size() - 1) + ")";
       } else {
         id = tok.piece_id(token);
-        if (id == Tokenizer::kUnk && token != tok.piece(Tokenizer::kUnk))
+        if (id == kUnkId && token != tok.piece(kUnkId))
           return "unknown piece '" + std::string(token) + "' (not in " + args.model + ")";
       }
       ids.push_back(id);

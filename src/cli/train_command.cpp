@@ -1,6 +1,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "cli/config_flags.hpp"
 #include "cli/registry.hpp"
 #include "config/config.hpp"
 #include "train/trainer.hpp"
@@ -13,26 +14,27 @@ void add_train_command(CLI::App& app, Registry& registry) {
   struct Args {
     std::string config, model_dir;
     std::vector<std::string> overrides;
-    bool resume = false;
+    std::unique_ptr<ConfigFlags> training_flags;  // --resume (training.resume)
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("-c,--config", args->config, "JSON config file (with --resume: defaults to MODEL_DIR/config.json)");
   cmd->add_option("-m,--model-dir", args->model_dir, "model directory to create or resume (else the config's model_dir)");
   cmd->add_option("--set", args->overrides, "override a config field: section.key=value (repeatable)");
-  cmd->add_flag("--resume", args->resume, "continue the training run in MODEL_DIR from its last checkpoint");
+  args->training_flags = std::make_unique<ConfigFlags>(*cmd, std::vector<std::string>{"training.resume"});
   registry.on_run(cmd, [args] {
+    std::vector<std::string> overrides = args->training_flags->overrides();
+    overrides.insert(overrides.end(), args->overrides.begin(), args->overrides.end());
     Config config;
     if (!args->config.empty()) {
-      config = load_config(args->config, args->overrides);
-    } else if (args->resume && !args->model_dir.empty()) {
-      config = with_overrides(load_model_config(args->model_dir), args->overrides, args->model_dir + "/config.json");
+      config = load_config(args->config, overrides);
+    } else if (args->training_flags->given("training.resume") && !args->model_dir.empty()) {
+      config = with_overrides(load_model_config(args->model_dir), overrides, args->model_dir + "/config.json");
     } else {
       throw UsageError("train: give a config with -c (or --resume -m MODEL_DIR)");
     }
-    TrainOptions options{config, args->model_dir.empty() ? config.model_dir : args->model_dir, args->resume};
-    if (options.model_dir.empty()) throw UsageError("train: give a model directory with -m or model_dir in the config");
-    options.config.model_dir = options.model_dir;
-    train_model(options);
+    if (!args->model_dir.empty()) config.model_dir = args->model_dir;
+    if (config.model_dir.empty()) throw UsageError("train: give a model directory with -m or model_dir in the config");
+    train_model(config);
   });
 }
 

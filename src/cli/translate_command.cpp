@@ -1,7 +1,8 @@
 // heed translate: raw text in, translations out, one output line per input line, in order.
 // Streams: reads a chunk of lines, translates it (sorted by length into batches), writes it, and
 // goes on, so it works in pipes and on files of any size. Settings default to the model's
-// config (decoding section, data.max_length); flags override them.
+// config (decoding section, data.max_length); flags generated from the decoding fields, and
+// --set decoding.KEY=VALUE, override them.
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <system_error>
 #include <vector>
 
+#include "cli/config_flags.hpp"
 #include "cli/output.hpp"
 #include "cli/registry.hpp"
 #include "decode/alignment.hpp"
@@ -33,13 +35,22 @@ constexpr int kTruncationWarnings = 5;  // truncated lines named one by one; the
 
 struct TranslateArgs {
   std::string model_dir, input = "-", output, attention_map;
-  int beam = 0, max_length_offset = 0, batch_size = 0, batch_tokens = 0, max_input_length = 0, nbest = 0;
-  float length_penalty = 0, max_length_ratio = 0;
-  bool scores = false, alignment = false, allow_unk = false;
-  // Set when parsing: a flag given on the command line overrides the model's config.
-  CLI::Option *beam_opt = nullptr, *length_penalty_opt = nullptr, *ratio_opt = nullptr, *offset_opt = nullptr,
-              *batch_size_opt = nullptr, *batch_tokens_opt = nullptr, *max_input_opt = nullptr, *nbest_opt = nullptr;
+  std::vector<std::string> overrides;  // --set decoding.KEY=VALUE
+  bool scores = false, alignment = false;
+  std::unique_ptr<ConfigFlags> decoding_flags;  // --beam, --nbest, ... from the field table
 };
+
+// The model's config with the command line's decoding settings applied and validated (once).
+Config translate_config(const Config& model_config, const TranslateArgs& args) {
+  nlohmann::json j = to_json(model_config);
+  args.decoding_flags->apply(j);
+  for (const auto& kv : args.overrides) {
+    if (kv.rfind("decoding.", 0) != 0)
+      throw UsageError("--set " + kv + ": heed translate takes decoding.* fields only (the model is already built)");
+    apply_override(j, kv);
+  }
+  return config_from_json(j, args.model_dir + ": the command line");
+}
 
 std::string format_score(float score) {
   char buf[32];
@@ -56,28 +67,18 @@ std::string one_line(std::string text) {
 
 void run_translate(const TranslateArgs& args) {
   ModelBundle bundle = load_model_dir(args.model_dir);
-  const Config& config = bundle.config;
-  SearchOptions search = search_options(config.decoding);
-  if (args.beam_opt->count()) search.beam = args.beam;
-  if (args.length_penalty_opt->count()) search.length_penalty = args.length_penalty;
-  if (args.ratio_opt->count()) search.max_length_ratio = args.max_length_ratio;
-  if (args.offset_opt->count()) search.max_length_offset = args.max_length_offset;
-  search.nbest = args.nbest_opt->count() ? args.nbest : 1;
-  search.allow_unk = args.allow_unk;
-  if (search.nbest > search.beam)
-    throw UsageError("--nbest " + std::to_string(search.nbest) + " needs a beam at least as wide (--beam is " +
-                     std::to_string(search.beam) + ")");
-  BatchingOptions batching = batching_options(config.decoding, config.data.max_length);
-  if (args.batch_size_opt->count()) batching.batch_size = args.batch_size;
-  if (args.batch_tokens_opt->count()) batching.batch_tokens = args.batch_tokens;
-  if (args.max_input_opt->count()) batching.max_input_length = args.max_input_length;
+  const Config config = translate_config(bundle.config, args);
+  const DecodingConfig& decoding = config.decoding;
+  const int max_input_length = input_length_limit(config);
+  // Moses n-best lines when more than one hypothesis is asked for, or --nbest is given.
+  const bool nbest_lines = decoding.nbest > 1 || args.decoding_flags->given("decoding.nbest");
   if (!args.attention_map.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(args.attention_map, ec);
     if (ec) throw Error("cannot create --attention-map directory " + args.attention_map + ": " + ec.message());
   }
   spdlog::info("translate: {} model, beam {}, length penalty {}, max length {} * source + {}", bundle.model->arch(),
-               search.beam, search.length_penalty, search.max_length_ratio, search.max_length_offset);
+               decoding.beam, decoding.length_penalty, decoding.max_length_ratio, decoding.max_length_offset);
 
   const Tokenizer& source_tok = bundle.tokenizers.source();
   const Tokenizer& target_tok = bundle.tokenizers.target();
@@ -98,7 +99,7 @@ void run_translate(const TranslateArgs& args) {
     if (lines.empty()) break;
 
     const auto start = std::chrono::steady_clock::now();
-    const auto results = translate_lines(*bundle.model, bundle.tokenizers, lines, search, batching);
+    const auto results = translate_lines(*bundle.model, bundle.tokenizers, lines, decoding, max_input_length);
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     std::string text;
@@ -107,7 +108,7 @@ void run_translate(const TranslateArgs& args) {
       const size_t line_no = first_line + i;
       if (r.truncated && ++truncated <= kTruncationWarnings)
         spdlog::warn("{}:{}: {} tokens, only the first {} are translated (data.max_length; see --max-input-length)",
-                     reader.name(), line_no, r.original_length, batching.max_input_length);
+                     reader.name(), line_no, r.original_length, max_input_length);
       const bool has_attention = !r.nbest.front().attention.empty();
       if ((args.alignment || !args.attention_map.empty()) && !has_attention && !r.source_tokens.empty() &&
           !warned_no_attention) {
@@ -120,7 +121,7 @@ void run_translate(const TranslateArgs& args) {
       }
       for (size_t k = 0; k < r.nbest.size(); ++k) {
         const Translation& t = r.nbest[k];
-        if (args.nbest_opt->count()) {
+        if (nbest_lines) {
           text += std::to_string(line_no - 1) + " ||| " + one_line(t.text) + " ||| " + format_score(t.score);
         } else {
           text += one_line(t.text);
@@ -140,8 +141,7 @@ void run_translate(const TranslateArgs& args) {
   }
   output.finish();
   if (truncated > 0)
-    spdlog::warn("{}: {} line(s) longer than {} tokens were truncated", reader.name(), truncated,
-                 batching.max_input_length);
+    spdlog::warn("{}: {} line(s) longer than {} tokens were truncated", reader.name(), truncated, max_input_length);
   spdlog::info("translate: {} lines, {} sentences, {} output tokens in {:.2f} s: {:.1f} sentences/s, {:.0f} tokens/s",
                reader.line_number(), sentences, output_tokens, seconds, seconds > 0 ? sentences / seconds : 0.0,
                seconds > 0 ? output_tokens / seconds : 0.0);
@@ -151,43 +151,22 @@ void run_translate(const TranslateArgs& args) {
 
 void add_translate_command(CLI::App& app, Registry& registry) {
   auto args = std::make_shared<TranslateArgs>();
-  auto* sub = app.add_subcommand("translate", "translate text line by line with a trained model (beam search)");
+  auto* sub = app.add_subcommand("translate",
+                                 "translate text line by line with a trained model (beam search); with --nbest K, "
+                                 "Moses n-best lines 'i ||| translation ||| score' (i = 0-based input line)");
   sub->add_option("-m,--model", args->model_dir, "model directory (config.json, tokenizer.json, model.safetensors)")
       ->required();
   sub->add_option("-i,--input", args->input, "input text, one sentence a line (default: standard input)");
   sub->add_option("-o,--output", args->output, "output file, written atomically (default: standard output)");
-  args->beam_opt = sub->add_option("--beam", args->beam, "beam size, 1 = greedy (default: decoding.beam)")
-                       ->check(CLI::PositiveNumber);
-  args->length_penalty_opt =
-      sub->add_option("--length-penalty", args->length_penalty,
-                      "alpha of the length normalisation score / length^alpha, 0 = off (default: decoding.length_penalty)")
-          ->check(CLI::NonNegativeNumber);
-  args->ratio_opt = sub->add_option("--max-length-ratio", args->max_length_ratio,
-                                    "output length limit: ratio * source tokens + offset (default: decoding.max_length_ratio)")
-                        ->check(CLI::PositiveNumber);
-  args->offset_opt = sub->add_option("--max-length-offset", args->max_length_offset,
-                                     "see --max-length-ratio (default: decoding.max_length_offset)")
-                         ->check(CLI::NonNegativeNumber);
-  args->batch_size_opt = sub->add_option("--batch-size", args->batch_size, "sentences per batch (default: decoding.batch_size)")
-                             ->check(CLI::PositiveNumber);
-  args->batch_tokens_opt =
-      sub->add_option("--batch-tokens", args->batch_tokens,
-                      "padded source tokens per batch instead of --batch-size; 0 = off (default: decoding.batch_tokens)")
-          ->check(CLI::NonNegativeNumber);
-  args->max_input_opt = sub->add_option("--max-input-length", args->max_input_length,
-                                        "longer input lines are truncated to this many tokens (default: data.max_length)")
-                            ->check(CLI::PositiveNumber);
-  args->nbest_opt = sub->add_option("--nbest", args->nbest,
-                                    "write the K best translations as Moses n-best lines 'i ||| translation ||| score' "
-                                    "(i = 0-based input line)")
-                        ->check(CLI::PositiveNumber);
+  sub->add_option("--set", args->overrides, "override a decoding field: decoding.KEY=VALUE (repeatable)");
+  args->decoding_flags = std::make_unique<ConfigFlags>(
+      *sub, ConfigFlags::section_fields("decoding", {"decoding.validation_beam"}));
   sub->add_flag("--scores", args->scores, "append ' ||| score' (log-probability / length^alpha) to each translation");
   sub->add_flag("--alignment", args->alignment,
                 "append ' ||| ' and word alignments 's-t' from the attention weights (0-based word indices)");
   sub->add_option("--attention-map", args->attention_map,
                   "write an SVG heat map of each sentence's attention to DIR/<line number>.svg")
       ->type_name("DIR");
-  sub->add_flag("--allow-unk", args->allow_unk, "let the search produce <unk>");
   registry.on_run(sub, [args] { run_translate(*args); });
 }
 

@@ -75,9 +75,16 @@ void check_relations(const Config& c, const std::string& origin) {
     fail("data.dev.src and data.dev.tgt must be given together");
   if (c.data.max_length_ratio != 0 && c.data.max_length_ratio < 1)
     fail("data.max_length_ratio: got " + json(c.data.max_length_ratio).dump() + ", expected 0 (off) or a number >= 1");
-  if (c.training.schedule == "inverse-sqrt" && c.training.warmup_steps < 1)
+  if (c.training.schedule == ScheduleKind::inverse_sqrt && c.training.warmup_steps < 1)
     fail("training.warmup_steps: the inverse-sqrt schedule needs warmup_steps >= 1 (got " +
          std::to_string(c.training.warmup_steps) + ")");
+  if ((c.training.schedule == ScheduleKind::linear || c.training.schedule == ScheduleKind::cosine) &&
+      c.training.max_steps <= 0)
+    fail("training.schedule " + std::string(name_of(c.training.schedule)) +
+         " needs training.max_steps > 0 (it decays to min_learning_rate at max_steps)");
+  if (c.decoding.nbest > c.decoding.beam)
+    fail("decoding.nbest " + std::to_string(c.decoding.nbest) + " needs a beam at least as wide (decoding.beam is " +
+         std::to_string(c.decoding.beam) + ")");
   if (c.training.min_learning_rate > c.training.learning_rate)
     fail("training.min_learning_rate must not exceed training.learning_rate");
 }
@@ -151,6 +158,22 @@ void put(json& object, const std::string& path, const json& value) {
 
 Config default_config() { return Config{}; }
 
+int input_length_limit(const Config& config) {
+  return config.decoding.max_input_length > 0 ? config.decoding.max_input_length : config.data.max_length;
+}
+
+std::vector<FieldInfo> fields_of_section(std::string_view section) {
+  const Config defaults;
+  std::vector<FieldInfo> out;
+  for (const auto& field : fields::all()) {
+    const auto dot = field.path.rfind('.');
+    if (dot == std::string::npos || std::string_view(field.path).substr(0, dot) != section) continue;
+    const json value = field.get(defaults);
+    out.push_back({field.path, field.doc, field.allowed, value.dump(), value.is_boolean()});
+  }
+  return out;
+}
+
 Config config_from_json(const json& j, const std::string& origin) {
   if (!j.is_object()) throw UsageError(origin + ": expected a JSON object at the top level, got " + show(j));
   Config config;
@@ -165,8 +188,8 @@ json to_json(const Config& config) {
   return j;
 }
 
-void apply_override(json& j, const std::string& key_eq_value) {
-  std::string origin = "--set " + key_eq_value;
+void apply_override(json& j, const std::string& key_eq_value, const std::string& flag) {
+  const std::string origin = flag.empty() ? "--set " + key_eq_value : flag;
   auto eq = key_eq_value.find('=');
   if (eq == std::string::npos || eq == 0)
     throw UsageError(origin + ": expected KEY=VALUE, e.g. --set training.learning_rate=0.0005");
@@ -182,7 +205,7 @@ void apply_override(json& j, const std::string& key_eq_value) {
   if (value.is_discarded()) value = text;
   if (!j.is_object()) throw UsageError(origin + ": the config is not a JSON object");
   Config scratch;
-  set_field(*field, scratch, value, "--set");
+  set_field(*field, scratch, value, flag.empty() ? "--set" : flag);
   put(j, key, value);
 }
 

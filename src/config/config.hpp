@@ -1,8 +1,12 @@
 #pragma once
 // The configuration of a heed run: one JSON file with the sections model, data, tokenizer,
-// training and decoding, parsed into the typed structs below. Every default is written here,
-// every field is described (type, range, meaning) in one table in config_fields.cpp, which
-// drives parsing, validation, to_json, the JSON Schema and the "did you mean" suggestions.
+// training and decoding, parsed into the typed structs below. The sections are the options of
+// the layers that use them (beam search takes DecodingConfig, the optimizer TrainingConfig):
+// there are no mirror structs. Every default is written here, once; every field is described
+// (type, range, meaning) in one table in fields.cpp, which drives parsing, validation, to_json,
+// the JSON Schema, the "did you mean" suggestions and the flags generated for the CLI. Every
+// check runs when a config is loaded, before any data is read; fixed choices are enums, parsed
+// there, so nothing compares strings later.
 // configs/README.md documents the fields for users; configs/schema.json is generated from the
 // table (`heed config schema`) and kept in sync by tests/config/test_schema.cpp.
 //
@@ -11,9 +15,31 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace heed {
+
+// Fixed choices. Their JSON spellings are in the field table; name_of gives them back.
+enum class Arch { gru_bahdanau, transformer };                   // "gru-bahdanau", "transformer"
+enum class ReadoutActivation { tanh, linear };
+enum class FeedForwardActivation { relu, gelu };
+enum class OptimizerKind { adam, adamw };                        // adamw: decoupled weight decay
+enum class ScheduleKind { constant, inverse_sqrt, linear, cosine };
+// What training.batch_tokens counts:
+//   padded: the padded size max(B*S, B*T) of the batch (what the model computes on);
+//   target: its target labels incl. </s>, Σ (m_i + 1), no padding (the PyTorch reference's
+//           --batch-tokens, so the two can be compared on equal batches).
+enum class BatchUnit { padded, target };
+enum class ValidationMetric { bleu, cross_entropy };             // "bleu", "cross-entropy"
+
+std::string_view name_of(Arch value);
+std::string_view name_of(ReadoutActivation value);
+std::string_view name_of(FeedForwardActivation value);
+std::string_view name_of(OptimizerKind value);
+std::string_view name_of(ScheduleKind value);
+std::string_view name_of(BatchUnit value);
+std::string_view name_of(ValidationMetric value);
 
 struct GruConfig {
   int emb_dim = 256;
@@ -22,7 +48,7 @@ struct GruConfig {
   int dec_hidden = 512;
   int attn_dim = 512;
   int readout_dim = 256;
-  std::string readout_act = "tanh";  // tanh | linear
+  ReadoutActivation readout_act = ReadoutActivation::tanh;
   bool tie_output = false;           // output projection = target embedding (readout_dim == emb_dim)
   bool operator==(const GruConfig&) const = default;
 };
@@ -35,12 +61,12 @@ struct TransformerConfig {
   int dec_layers = 3;
   int max_positions = 1024;
   bool pre_norm = false;
-  std::string activation = "relu";  // relu | gelu
+  FeedForwardActivation activation = FeedForwardActivation::relu;
   bool operator==(const TransformerConfig&) const = default;
 };
 
 struct ModelConfig {
-  std::string arch = "gru-bahdanau";  // gru-bahdanau | transformer
+  Arch arch = Arch::gru_bahdanau;
   float dropout = 0.1f;               // 0 <= dropout < 1
   bool share_embeddings = false;      // source embedding = target embedding (needs tokenizer.joint)
   GruConfig gru;                      // "model.gru.*"
@@ -70,26 +96,26 @@ struct TokenizerConfig {
 };
 
 struct TrainingConfig {
-  std::string optimizer = "adam";  // adam | adamw
+  OptimizerKind optimizer = OptimizerKind::adam;
   float learning_rate = 1e-3f;
   float beta1 = 0.9f;
   float beta2 = 0.999f;
   float eps = 1e-8f;
   float weight_decay = 0;
-  std::string schedule = "constant";  // constant | inverse-sqrt | linear | cosine
+  ScheduleKind schedule = ScheduleKind::constant;
   int warmup_steps = 0;
   float min_learning_rate = 0;
   float clip_norm = 1.0f;  // 0 = off
   float label_smoothing = 0.1f;
   int batch_tokens = 2000;
-  std::string batch_unit = "padded";  // what batch_tokens counts: padded | target (labels incl. </s>)
+  BatchUnit batch_unit = BatchUnit::padded;
   int accumulate = 1;
   int max_epochs = 0;  // 0 = no limit
   int max_steps = 0;   // 0 = no limit
   double max_time = 0;  // seconds, 0 = no limit; JSON: a number of seconds or "90s", "15m", "2h"
   int patience = 0;     // stop after this many validations without improvement; 0 = off
   int validate_every = 1000;
-  std::string validation_metric = "bleu";  // bleu | cross-entropy
+  ValidationMetric validation_metric = ValidationMetric::bleu;
   int log_every = 100;
   int keep_last = 3;       // checkpoints kept
   int max_bad_steps = 10;  // consecutive non-finite steps before giving up
@@ -102,8 +128,11 @@ struct DecodingConfig {
   float length_penalty = 1.0f;
   float max_length_ratio = 2.0f;  // max output length = max_length_ratio * src_len + max_length_offset
   int max_length_offset = 10;
-  int batch_size = 32;  // sentences per batch
-  int batch_tokens = 0;  // source tokens per batch; 0 = off (use batch_size)
+  int nbest = 1;                  // hypotheses returned per sentence, 1..beam
+  bool allow_unk = false;         // let the search produce <unk>
+  int batch_size = 32;            // sentences per batch
+  int batch_tokens = 0;           // padded source tokens (incl. </s>) per batch; 0 = off (use batch_size)
+  int max_input_length = 0;       // longer inputs are cut to this many tokens; 0 = data.max_length
   int validation_beam = 1;
   bool operator==(const DecodingConfig&) const = default;
 };
@@ -121,6 +150,21 @@ struct Config {
 
 Config default_config();
 
+// decoding.max_input_length, with 0 resolved to data.max_length.
+int input_length_limit(const Config& config);
+
+// A field of the table as the CLI shows it: `heed translate` and `heed train` generate their
+// flags from these, so a new field is a flag without new CLI code.
+struct FieldInfo {
+  std::string path;           // "decoding.beam"
+  std::string doc;            // one sentence
+  std::string allowed;        // "an integer >= 1"
+  std::string default_value;  // JSON text of the default: "5"
+  bool is_boolean = false;    // a flag without a value
+};
+// The fields directly in `section` ("decoding"), in table order.
+std::vector<FieldInfo> fields_of_section(std::string_view section);
+
 // Reads a JSON config file, fills in defaults, applies `--set key=value` overrides in order and
 // validates everything. An empty path means: defaults plus overrides.
 Config load_config(const std::string& path, const std::vector<std::string>& overrides = {});
@@ -132,8 +176,9 @@ Config config_from_json(const nlohmann::json& j, const std::string& origin);
 nlohmann::json to_json(const Config& config);
 
 // `key_eq_value` is "training.learning_rate=0.0005": the value is parsed as JSON when it parses,
-// else taken as a string. The key and the value are validated at once (UsageError).
-void apply_override(nlohmann::json& j, const std::string& key_eq_value);
+// else taken as a string. The key and the value are validated at once (UsageError, naming
+// `flag` when the value came from a flag such as --beam, else the --set).
+void apply_override(nlohmann::json& j, const std::string& key_eq_value, const std::string& flag = "");
 
 // `base` with overrides applied and re-validated (e.g. a model's stored config + --set decoding.beam=8).
 Config with_overrides(const Config& base, const std::vector<std::string>& overrides, const std::string& origin);

@@ -127,18 +127,58 @@ Field text(std::string path, At at, std::string doc) {
           [at](const Config& c) { return json(at(c)); }};
 }
 
-template <class At>
-Field choice(std::string path, At at, std::vector<std::string> options, std::string doc) {
+// The JSON spelling of each value of an enum: parsing, to_json, the schema and name_of all
+// read these tables.
+template <class E>
+struct Spelling {
+  E value;
+  const char* name;
+};
+constexpr Spelling<Arch> kArchs[] = {{Arch::gru_bahdanau, "gru-bahdanau"}, {Arch::transformer, "transformer"}};
+constexpr Spelling<ReadoutActivation> kReadoutActivations[] = {{ReadoutActivation::tanh, "tanh"},
+                                                               {ReadoutActivation::linear, "linear"}};
+constexpr Spelling<FeedForwardActivation> kFeedForwardActivations[] = {{FeedForwardActivation::relu, "relu"},
+                                                                       {FeedForwardActivation::gelu, "gelu"}};
+constexpr Spelling<OptimizerKind> kOptimizers[] = {{OptimizerKind::adam, "adam"}, {OptimizerKind::adamw, "adamw"}};
+constexpr Spelling<ScheduleKind> kSchedules[] = {{ScheduleKind::constant, "constant"},
+                                                 {ScheduleKind::inverse_sqrt, "inverse-sqrt"},
+                                                 {ScheduleKind::linear, "linear"},
+                                                 {ScheduleKind::cosine, "cosine"}};
+constexpr Spelling<BatchUnit> kBatchUnits[] = {{BatchUnit::padded, "padded"}, {BatchUnit::target, "target"}};
+constexpr Spelling<ValidationMetric> kValidationMetrics[] = {{ValidationMetric::bleu, "bleu"},
+                                                             {ValidationMetric::cross_entropy, "cross-entropy"}};
+
+template <class E, size_t N>
+std::string_view spelling(const Spelling<E> (&table)[N], E value) {
+  for (const auto& s : table)
+    if (s.value == value) return s.name;
+  return "?";
+}
+
+// One of a fixed set of names, stored as its enum value.
+template <class At, class E, size_t N>
+Field choice(std::string path, At at, const Spelling<E> (&table)[N], std::string doc) {
+  std::vector<std::string> names;
+  for (const auto& s : table) names.push_back(s.name);
   std::string allowed = "one of";
-  for (size_t i = 0; i < options.size(); ++i) allowed += (i ? ", " : " ") + json(options[i]).dump();
-  return {path, doc, allowed, {{"type", "string"}, {"enum", options}}, true,
-          [at, options, allowed](Config& c, const json& v) {
+  for (size_t i = 0; i < names.size(); ++i) allowed += (i ? ", " : " ") + json(names[i]).dump();
+  std::vector<Spelling<E>> spellings(std::begin(table), std::end(table));
+  return {path, doc, allowed, {{"type", "string"}, {"enum", names}}, true,
+          [at, spellings, allowed](Config& c, const json& v) {
             if (!v.is_string()) throw BadValue(allowed);
-            auto s = v.get<std::string>();
-            if (std::find(options.begin(), options.end(), s) == options.end()) throw BadValue(allowed);
-            at(c) = s;
+            const auto s = v.get<std::string>();
+            for (const auto& option : spellings)
+              if (s == option.name) {
+                at(c) = option.value;
+                return;
+              }
+            throw BadValue(allowed);
           },
-          [at](const Config& c) { return json(at(c)); }};
+          [at, spellings](const Config& c) {
+            for (const auto& option : spellings)
+              if (option.value == at(c)) return json(option.name);
+            return json();
+          }};
 }
 
 template <class At>
@@ -208,7 +248,7 @@ const std::vector<Field>& table() {
       text("model_dir", HEED_AT(model_dir), "Model directory (checkpoints, tokenizer, config); the -m flag overrides it."),
       unsigned64("seed", HEED_AT(seed), "Random seed for parameter init, data order and dropout."),
 
-      choice("model.arch", HEED_AT(model.arch), {"gru-bahdanau", "transformer"}, "Model architecture."),
+      choice("model.arch", HEED_AT(model.arch), kArchs, "Model architecture."),
       number("model.dropout", HEED_AT(model.dropout), fraction_below_one(), "Dropout probability."),
       boolean("model.share_embeddings", HEED_AT(model.share_embeddings), "Source and target share one embedding matrix (needs tokenizer.joint)."),
       integer("model.gru.emb_dim", HEED_AT(model.gru.emb_dim), at_least(1), "Embedding size."),
@@ -217,7 +257,7 @@ const std::vector<Field>& table() {
       integer("model.gru.dec_hidden", HEED_AT(model.gru.dec_hidden), at_least(1), "Decoder GRU size."),
       integer("model.gru.attn_dim", HEED_AT(model.gru.attn_dim), at_least(1), "Bahdanau attention hidden size."),
       integer("model.gru.readout_dim", HEED_AT(model.gru.readout_dim), at_least(1), "Size of the readout layer before the output projection."),
-      choice("model.gru.readout_act", HEED_AT(model.gru.readout_act), {"tanh", "linear"}, "Activation of the readout layer."),
+      choice("model.gru.readout_act", HEED_AT(model.gru.readout_act), kReadoutActivations, "Activation of the readout layer."),
       boolean("model.gru.tie_output", HEED_AT(model.gru.tie_output), "Output projection shares the target embedding (needs readout_dim == emb_dim)."),
       integer("model.transformer.d_model", HEED_AT(model.transformer.d_model), at_least(1), "Model width (a multiple of heads)."),
       integer("model.transformer.heads", HEED_AT(model.transformer.heads), at_least(1), "Attention heads."),
@@ -226,7 +266,7 @@ const std::vector<Field>& table() {
       integer("model.transformer.dec_layers", HEED_AT(model.transformer.dec_layers), at_least(1), "Decoder layers."),
       integer("model.transformer.max_positions", HEED_AT(model.transformer.max_positions), at_least(1), "Longest sequence (tokens) the position encoding covers."),
       boolean("model.transformer.pre_norm", HEED_AT(model.transformer.pre_norm), "Layer norm before each sublayer instead of after."),
-      choice("model.transformer.activation", HEED_AT(model.transformer.activation), {"relu", "gelu"}, "Feed-forward activation."),
+      choice("model.transformer.activation", HEED_AT(model.transformer.activation), kFeedForwardActivations, "Feed-forward activation."),
 
       file_list("data.train.src", HEED_AT(data.train_src), "Training source file(s), one sentence per line."),
       file_list("data.train.tgt", HEED_AT(data.train_tgt), "Training target file(s), line-aligned with data.train.src."),
@@ -243,26 +283,26 @@ const std::vector<Field>& table() {
       boolean("tokenizer.split_by_script", HEED_AT(tokenizer.split_by_script), "Learned pieces never mix scripts, or letters with digits and punctuation (as SentencePiece)."),
       integer("tokenizer.max_piece_length", HEED_AT(tokenizer.max_piece_length), at_least(2), "Longest learned piece in characters, the leading word marker included."),
 
-      choice("training.optimizer", HEED_AT(training.optimizer), {"adam", "adamw"}, "Optimizer (adamw: decoupled weight decay)."),
+      choice("training.optimizer", HEED_AT(training.optimizer), kOptimizers, "Optimizer (adamw: decoupled weight decay)."),
       number("training.learning_rate", HEED_AT(training.learning_rate), above(0), "Peak learning rate."),
       number("training.beta1", HEED_AT(training.beta1), fraction_below_one(), "Adam beta1."),
       number("training.beta2", HEED_AT(training.beta2), fraction_below_one(), "Adam beta2."),
       number("training.eps", HEED_AT(training.eps), above(0), "Adam epsilon."),
       number("training.weight_decay", HEED_AT(training.weight_decay), at_least(0), "Weight decay (L2 for adam, decoupled for adamw)."),
-      choice("training.schedule", HEED_AT(training.schedule), {"constant", "inverse-sqrt", "linear", "cosine"}, "Learning-rate schedule after warmup."),
+      choice("training.schedule", HEED_AT(training.schedule), kSchedules, "Learning-rate schedule after warmup."),
       integer("training.warmup_steps", HEED_AT(training.warmup_steps), at_least(0), "Steps of linear warmup from 0 to learning_rate (inverse-sqrt needs >= 1)."),
       number("training.min_learning_rate", HEED_AT(training.min_learning_rate), at_least(0), "Lowest learning rate the linear and cosine schedules decay to."),
       number("training.clip_norm", HEED_AT(training.clip_norm), at_least(0), "Clip the global gradient norm to this; 0 = off."),
       number("training.label_smoothing", HEED_AT(training.label_smoothing), fraction_below_one(), "Label smoothing of the cross-entropy loss."),
       integer("training.batch_tokens", HEED_AT(training.batch_tokens), at_least(1), "Approximate number of tokens per training batch."),
-      choice("training.batch_unit", HEED_AT(training.batch_unit), {"padded", "target"}, "What batch_tokens counts: padded positions max(B*S, B*T), or target labels incl. </s> (the PyTorch reference's batches)."),
+      choice("training.batch_unit", HEED_AT(training.batch_unit), kBatchUnits, "What batch_tokens counts: padded positions max(B*S, B*T), or target labels incl. </s> (the PyTorch reference's batches)."),
       integer("training.accumulate", HEED_AT(training.accumulate), at_least(1), "Batches whose gradients are summed per update."),
       integer("training.max_epochs", HEED_AT(training.max_epochs), at_least(0), "Stop after this many epochs; 0 = no limit."),
       integer("training.max_steps", HEED_AT(training.max_steps), at_least(0), "Stop after this many updates; 0 = no limit."),
       duration("training.max_time", HEED_AT(training.max_time), "Stop after this much training time; 0 = no limit."),
       integer("training.patience", HEED_AT(training.patience), at_least(0), "Stop after this many validations without improvement; 0 = off."),
       integer("training.validate_every", HEED_AT(training.validate_every), at_least(1), "Validate every this many updates."),
-      choice("training.validation_metric", HEED_AT(training.validation_metric), {"bleu", "cross-entropy"}, "Metric that picks the best checkpoint and drives patience."),
+      choice("training.validation_metric", HEED_AT(training.validation_metric), kValidationMetrics, "Metric that picks the best checkpoint and drives patience."),
       integer("training.log_every", HEED_AT(training.log_every), at_least(1), "Log progress every this many updates."),
       integer("training.keep_last", HEED_AT(training.keep_last), at_least(1), "Number of most recent checkpoints kept."),
       integer("training.max_bad_steps", HEED_AT(training.max_bad_steps), at_least(1), "Give up after this many consecutive updates with a non-finite loss or gradient."),
@@ -272,8 +312,11 @@ const std::vector<Field>& table() {
       number("decoding.length_penalty", HEED_AT(decoding.length_penalty), at_least(0), "Length penalty alpha for beam search; 0 = no length normalisation."),
       number("decoding.max_length_ratio", HEED_AT(decoding.max_length_ratio), above(0), "Output length limit: max_length_ratio * source length + max_length_offset."),
       integer("decoding.max_length_offset", HEED_AT(decoding.max_length_offset), at_least(0), "See decoding.max_length_ratio."),
+      integer("decoding.nbest", HEED_AT(decoding.nbest), at_least(1), "Hypotheses returned per sentence, best first (at most decoding.beam)."),
+      boolean("decoding.allow_unk", HEED_AT(decoding.allow_unk), "Let the search produce <unk>."),
       integer("decoding.batch_size", HEED_AT(decoding.batch_size), at_least(1), "Sentences per batch."),
-      integer("decoding.batch_tokens", HEED_AT(decoding.batch_tokens), at_least(0), "Source tokens per batch; 0 = use batch_size."),
+      integer("decoding.batch_tokens", HEED_AT(decoding.batch_tokens), at_least(0), "Padded source tokens (incl. </s>) per batch instead of batch_size; 0 = off."),
+      integer("decoding.max_input_length", HEED_AT(decoding.max_input_length), at_least(0), "Longer inputs are cut to this many tokens (with a warning); 0 = data.max_length."),
       integer("decoding.validation_beam", HEED_AT(decoding.validation_beam), at_least(1), "Beam size for BLEU during training validation."),
   };
   return fields;
@@ -319,3 +362,17 @@ std::string section_doc(std::string_view path) {
 }
 
 }  // namespace heed::config_fields
+
+namespace heed {
+
+std::string_view name_of(Arch value) { return config_fields::spelling(config_fields::kArchs, value); }
+std::string_view name_of(ReadoutActivation value) { return config_fields::spelling(config_fields::kReadoutActivations, value); }
+std::string_view name_of(FeedForwardActivation value) {
+  return config_fields::spelling(config_fields::kFeedForwardActivations, value);
+}
+std::string_view name_of(OptimizerKind value) { return config_fields::spelling(config_fields::kOptimizers, value); }
+std::string_view name_of(ScheduleKind value) { return config_fields::spelling(config_fields::kSchedules, value); }
+std::string_view name_of(BatchUnit value) { return config_fields::spelling(config_fields::kBatchUnits, value); }
+std::string_view name_of(ValidationMetric value) { return config_fields::spelling(config_fields::kValidationMetrics, value); }
+
+}  // namespace heed

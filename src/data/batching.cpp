@@ -51,12 +51,6 @@ std::vector<size_t> all_indices(const ParallelCorpus& corpus) {
 
 }  // namespace
 
-BatchUnit parse_batch_unit(std::string_view name) {
-  if (name == "padded") return BatchUnit::padded;
-  if (name == "target") return BatchUnit::target;
-  throw UsageError("batch unit must be padded or target, got '" + std::string(name) + "'");
-}
-
 std::vector<std::vector<size_t>> plan_epoch(const ParallelCorpus& corpus, int64_t batch_tokens, uint64_t seed,
                                             int64_t epoch, BatchUnit unit) {
   std::mt19937_64 rng(seed + uint64_t(epoch));

@@ -14,19 +14,12 @@
 #include <string_view>
 #include <vector>
 
+#include "config/config.hpp"  // BatchUnit
 #include "data/parallel_corpus.hpp"
-#include "models/batch.hpp"
+#include "tokens/batch.hpp"
 
 namespace heed {
 
-// What batch_tokens counts (config training.batch_unit):
-//   padded: the padded size max(B*S, B*T) of the batch (what the model computes on);
-//   target: its target labels incl. </s>, Σ (m_i + 1), no padding (the PyTorch reference's
-//           --batch-tokens, so the two can be compared on equal batches).
-enum class BatchUnit { padded, target };
-
-// "padded" or "target"; anything else is a heed::UsageError.
-BatchUnit parse_batch_unit(std::string_view name);
 
 // The corpus indices of each batch of `epoch`, in training order.
 std::vector<std::vector<size_t>> plan_epoch(const ParallelCorpus& corpus, int64_t batch_tokens, uint64_t seed,

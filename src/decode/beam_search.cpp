@@ -120,10 +120,10 @@ float kth_best_score(const std::vector<Finished>& finished, int k) {
 
 class Search {
  public:
-  Search(Seq2Seq& model, const Batch& batch, const SearchOptions& options)
+  Search(Seq2Seq& model, const Batch& batch, const DecodingConfig& options)
       : model_(model), batch_(batch), opt_(options), vocab_(model.target_vocab()) {
     allowed_.assign(vocab_, 1);
-    for (int banned : {kBatchPad, kBatchBos}) if (banned < vocab_) allowed_[banned] = 0;
+    for (int banned : {kPadId, kBosId}) if (banned < vocab_) allowed_[banned] = 0;
     if (!options.allow_unk && kUnkId < vocab_) allowed_[kUnkId] = 0;
     // Step t feeds decoder position t and </s> is forced at t = max length, so a model with P
     // positions allows at most P - 1 tokens before </s>.
@@ -139,7 +139,7 @@ class Search {
     std::vector<Live> live(batch_.size, Live{-1, 0, 0.f});
     std::vector<int> sentence(batch_.size);
     std::iota(sentence.begin(), sentence.end(), 0);
-    std::vector<int32_t> previous(batch_.size, kBatchBos);
+    std::vector<int32_t> previous(batch_.size, kBosId);
     std::vector<Candidate> candidates;
 
     for (int t = 0; !live.empty(); ++t) {
@@ -162,8 +162,8 @@ class Search {
         const float* row_logits = logits.data() + r * vocab_;
         if (t >= max_length_[sentence[r]]) {
           const float normaliser = log_normaliser(row_logits, vocab_);
-          if (row_logits[kBatchEos] > kNegInf && std::isfinite(normaliser))
-            mine.push_back({live[r].log_prob + (row_logits[kBatchEos] - normaliser), static_cast<int>(r), kBatchEos});
+          if (row_logits[kEosId] > kNegInf && std::isfinite(normaliser))
+            mine.push_back({live[r].log_prob + (row_logits[kEosId] - normaliser), static_cast<int>(r), kEosId});
         } else {
           add_row_candidates(row_logits, vocab_, allowed_, 2 * K, live[r], static_cast<int>(r), mine);
         }
@@ -187,7 +187,7 @@ class Search {
         for (size_t j = 0; j < keep; ++j) {
           const Candidate& c = candidates[j];
           const Live& parent = live[c.row];
-          if (c.token == kBatchEos) {
+          if (c.token == kEosId) {
             if (j < size_t(K))
               finished_[b].push_back({parent.node, t, c.row, parent.length, c.log_prob,
                                       normalised(c.log_prob, parent.length + 1, opt_.length_penalty)});
@@ -216,7 +216,6 @@ class Search {
   }
 
  private:
-  static constexpr int kUnkId = 1;  // the tokenizer's fixed <unk> id (text/tokenizer.hpp)
   static constexpr int64_t kParallelScan = 1 << 16;  // logits worth a second thread
 
   static bool is_identity(const std::vector<int>& rows, size_t old_rows) {
@@ -282,7 +281,7 @@ class Search {
 
   Seq2Seq& model_;
   const Batch& batch_;
-  const SearchOptions& opt_;
+  const DecodingConfig& opt_;
   const int vocab_;
   std::vector<char> allowed_;
   std::vector<int> max_length_;
@@ -292,37 +291,14 @@ class Search {
   std::vector<std::vector<Finished>> finished_;
 };
 
-void check_options(const SearchOptions& o) {
-  if (o.beam < 1) throw UsageError("beam size must be at least 1, got " + std::to_string(o.beam));
-  if (o.nbest < 1 || o.nbest > o.beam)
-    throw UsageError("n-best size must be between 1 and the beam size " + std::to_string(o.beam) + ", got " +
-                     std::to_string(o.nbest));
-  if (!std::isfinite(o.length_penalty) || o.length_penalty < 0)
-    throw UsageError("length penalty must be a number >= 0, got " + std::to_string(o.length_penalty));
-  if (!std::isfinite(o.max_length_ratio) || o.max_length_ratio <= 0)
-    throw UsageError("maximum length ratio must be > 0, got " + std::to_string(o.max_length_ratio));
-  if (o.max_length_offset < 0)
-    throw UsageError("maximum length offset must be >= 0, got " + std::to_string(o.max_length_offset));
-}
-
 }  // namespace
 
-SearchOptions search_options(const DecodingConfig& decoding) {
-  SearchOptions o;
-  o.beam = decoding.beam;
-  o.length_penalty = decoding.length_penalty;
-  o.max_length_ratio = decoding.max_length_ratio;
-  o.max_length_offset = decoding.max_length_offset;
-  return o;
+int max_output_length(int source_tokens, const DecodingConfig& decoding) {
+  return static_cast<int>(std::ceil(decoding.max_length_ratio * static_cast<float>(source_tokens))) +
+         decoding.max_length_offset;
 }
 
-int max_output_length(int source_tokens, const SearchOptions& options) {
-  return static_cast<int>(std::ceil(options.max_length_ratio * static_cast<float>(source_tokens))) +
-         options.max_length_offset;
-}
-
-std::vector<std::vector<Hypothesis>> beam_search(Seq2Seq& model, const Batch& batch, const SearchOptions& options) {
-  check_options(options);
+std::vector<std::vector<Hypothesis>> beam_search(Seq2Seq& model, const Batch& batch, const DecodingConfig& options) {
   if (batch.size == 0) return {};
   const EvalMode eval(model);
   NoGradGuard no_grad;

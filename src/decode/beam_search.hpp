@@ -23,22 +23,10 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "models/batch.hpp"
 #include "models/seq2seq.hpp"
+#include "tokens/batch.hpp"
 
 namespace heed {
-
-struct SearchOptions {
-  int beam = 5;
-  float length_penalty = 1.0f;
-  float max_length_ratio = 2.0f;
-  int max_length_offset = 10;
-  int nbest = 1;  // hypotheses returned per sentence, 1..beam
-  bool allow_unk = false;
-};
-
-// The search settings of a config's decoding section (beam = decoding.beam).
-SearchOptions search_options(const DecodingConfig& decoding);
 
 struct Hypothesis {
   std::vector<int32_t> tokens;  // without </s>
@@ -55,10 +43,12 @@ struct Hypothesis {
 float log_normaliser(const float* logits, int vocab);
 
 // Longest output (tokens before </s>) allowed for a source of `source_tokens` tokens (no </s>).
-int max_output_length(int source_tokens, const SearchOptions& options);
+int max_output_length(int source_tokens, const DecodingConfig& decoding);
 
-// The n-best hypotheses of each sentence of `batch` (in batch order), best first. Runs with the
-// model in eval mode and without gradients; the model's training flag is restored afterwards.
-std::vector<std::vector<Hypothesis>> beam_search(Seq2Seq& model, const Batch& batch, const SearchOptions& options);
+// The decoding.nbest best hypotheses of each sentence of `batch` (in batch order), best first,
+// with the decoding section's beam, length penalty, length limit and allow_unk (validated when
+// the config loaded). Runs with the model in eval mode and without gradients; the model's
+// training flag is restored afterwards.
+std::vector<std::vector<Hypothesis>> beam_search(Seq2Seq& model, const Batch& batch, const DecodingConfig& decoding);
 
 }  // namespace heed

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <numeric>
 
-#include "models/batch.hpp"
+#include "tokens/batch.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
 #include "util/threads.hpp"
@@ -19,7 +19,7 @@ namespace {
 // Positions of the non-empty inputs, longest first (stable: equal lengths keep input order), cut
 // into batches by sentence count or by padded source tokens.
 std::vector<std::vector<size_t>> make_batches(const std::vector<TranslationResult>& results,
-                                              const BatchingOptions& batching) {
+                                              const DecodingConfig& batching) {
   std::vector<size_t> order;
   for (size_t i = 0; i < results.size(); ++i)
     if (!results[i].source_tokens.empty()) order.push_back(i);
@@ -44,21 +44,9 @@ std::vector<std::vector<size_t>> make_batches(const std::vector<TranslationResul
 
 }  // namespace
 
-BatchingOptions batching_options(const DecodingConfig& decoding, int max_input_length) {
-  BatchingOptions b;
-  b.batch_size = decoding.batch_size;
-  b.batch_tokens = decoding.batch_tokens;
-  b.max_input_length = max_input_length;
-  return b;
-}
-
 std::vector<TranslationResult> translate_lines(Seq2Seq& model, const Tokenizers& tokenizers,
-                                               const std::vector<std::string>& lines, const SearchOptions& search,
-                                               const BatchingOptions& batching) {
-  if (batching.batch_size < 1) throw UsageError("batch size must be at least 1, got " + std::to_string(batching.batch_size));
-  if (batching.batch_tokens < 0) throw UsageError("batch tokens must be >= 0, got " + std::to_string(batching.batch_tokens));
-  if (batching.max_input_length < 0)
-    throw UsageError("maximum input length must be >= 0, got " + std::to_string(batching.max_input_length));
+                                               const std::vector<std::string>& lines, const DecodingConfig& decoding,
+                                               int max_input_length) {
   const Tokenizer& source = tokenizers.source();
   const Tokenizer& target = tokenizers.target();
 
@@ -70,8 +58,8 @@ std::vector<TranslationResult> translate_lines(Seq2Seq& model, const Tokenizers&
       r.source_tokens.assign(ids.begin(), ids.end());
     }
     r.original_length = static_cast<int>(r.source_tokens.size());
-    if (batching.max_input_length > 0 && r.original_length > batching.max_input_length) {
-      r.source_tokens.resize(batching.max_input_length);
+    if (max_input_length > 0 && r.original_length > max_input_length) {
+      r.source_tokens.resize(max_input_length);
       r.truncated = true;
     }
     if (r.source_tokens.empty()) r.nbest.emplace_back();  // empty line (or one that encodes to nothing)
@@ -79,12 +67,12 @@ std::vector<TranslationResult> translate_lines(Seq2Seq& model, const Tokenizers&
 
   const StepWeightsHold hold(model);  // the parameters stay as they are until every batch is done
   const EvalMode eval(model);           // set once here: the workers only read it
-  const auto batches = make_batches(results, batching);
+  const auto batches = make_batches(results, decoding);
   auto translate_batch = [&](const std::vector<size_t>& members) {
     throw_if_interrupted();
     std::vector<std::vector<int32_t>> sources;
     for (size_t i : members) sources.push_back(results[i].source_tokens);
-    const auto hypotheses = beam_search(model, make_batch(sources, {}), search);
+    const auto hypotheses = beam_search(model, make_batch(sources, {}), decoding);
     for (size_t k = 0; k < members.size(); ++k) {
       auto& nbest = results[members[k]].nbest;
       for (const Hypothesis& h : hypotheses[k]) {

@@ -12,12 +12,6 @@
 
 namespace heed {
 
-struct BatchingOptions {
-  int batch_size = 32;       // sentences per batch (when batch_tokens is 0)
-  int batch_tokens = 0;      // padded source tokens (incl. </s>) per batch; 0 = use batch_size
-  int max_input_length = 0;  // longer inputs are cut to this many tokens; 0 = no limit
-};
-
 struct Translation {
   std::string text;
   std::vector<int32_t> tokens;  // target ids without </s>
@@ -32,13 +26,12 @@ struct TranslationResult {
   std::vector<Translation> nbest;      // best first; one empty translation for an empty line
 };
 
-// The batching settings of a config (decoding.batch_size / batch_tokens, data.max_length).
-BatchingOptions batching_options(const DecodingConfig& decoding, int max_input_length);
-
-// One result per line, in the order of `lines`. An empty line is not given to the model: its
+// One result per line, in the order of `lines`, searched with `decoding` (its batch_size or
+// batch_tokens cut the batches). Inputs longer than max_input_length tokens (0 = no limit; see
+// input_length_limit in config.hpp) are cut to it. An empty line is not given to the model: its
 // result is one empty translation with score 0.
 std::vector<TranslationResult> translate_lines(Seq2Seq& model, const Tokenizers& tokenizers,
-                                               const std::vector<std::string>& lines, const SearchOptions& search,
-                                               const BatchingOptions& batching);
+                                               const std::vector<std::string>& lines, const DecodingConfig& decoding,
+                                               int max_input_length);
 
 }  // namespace heed

@@ -261,7 +261,7 @@ class GruBahdanau : public Seq2Seq {
   }
 
   // o_t = tanh(W_o [s_t ; c_t ; e_t] + b_o), or the product alone for readout_act "linear".
-  Var activate_readout(const Var& o) const { return c_.readout_act == "tanh" ? heed::tanh(o) : o; }
+  Var activate_readout(const Var& o) const { return c_.readout_act == ReadoutActivation::tanh ? heed::tanh(o) : o; }
 
   void keep_attention(const std::vector<Tensor>& steps, int B, int T, int S) {
     last_attention_ = Tensor::empty({B, T, S});

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "models/batch.hpp"
+#include "tokens/batch.hpp"
 #include "nn/parameters.hpp"
 #include "tensor/autograd.hpp"
 #include "tensor/ops.hpp"

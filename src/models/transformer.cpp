@@ -136,8 +136,6 @@ class Transformer : public Seq2Seq {
     if (c_.heads < 1 || d % c_.heads != 0)
       throw UsageError("model.transformer.d_model (" + std::to_string(d) + ") must be a multiple of model.transformer.heads (" +
                        std::to_string(c_.heads) + ")");
-    if (c_.activation != "relu" && c_.activation != "gelu")
-      throw UsageError("model.transformer.activation must be relu or gelu, not '" + c_.activation + "'");
     if (c_.enc_layers < 1 || c_.dec_layers < 1)
       throw UsageError("model.transformer.enc_layers and dec_layers must be at least 1");
     dh_ = d / c_.heads;
@@ -353,11 +351,11 @@ class Transformer : public Seq2Seq {
   // W_2 drop(act(W_1 x + b_1)) + b_2; a ReLU and its dropout in one pass when training.
   Var feed_forward(const Linear& linear1, const Linear& linear2, const Var& x) {
     Var hidden = linear1(x);
-    if (training_ && c_.activation != "gelu") return linear2(relu_dropout(hidden, dropout_, rng_));
+    if (training_ && c_.activation == FeedForwardActivation::relu) return linear2(relu_dropout(hidden, dropout_, rng_));
     return linear2(drop(ffn_activation(hidden), dropout_));
   }
 
-  Var ffn_activation(const Var& hidden) const { return c_.activation == "gelu" ? gelu(hidden) : relu(hidden); }
+  Var ffn_activation(const Var& hidden) const { return c_.activation == FeedForwardActivation::gelu ? gelu(hidden) : relu(hidden); }
 
   // [B, L, parts·d] (projections side by side) → `parts` tensors [B·h, L, d_h], one permuting copy.
   std::vector<Var> split_heads(const Var& x, int64_t parts) const {

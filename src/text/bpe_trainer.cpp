@@ -17,9 +17,12 @@
 namespace heed {
 
 std::vector<std::string> reserved_pieces() {
-  std::vector<std::string> pieces = {"<pad>", "<unk>", "<s>", "</s>"};
+  static constexpr const char* kSpecials[] = {"<pad>", "<unk>", "<s>", "</s>"};  // ids kPadId..kEosId
+  static_assert(std::size(kSpecials) == kFirstByteId && kPadId == 0 && kUnkId == 1 && kBosId == 2 && kEosId == 3,
+                "the tokenizer's special pieces must sit at the ids of tokens/special_tokens.hpp");
+  std::vector<std::string> pieces(std::begin(kSpecials), std::end(kSpecials));
   char name[8];
-  for (int b = 0; b < Tokenizer::kNumBytes; ++b) {
+  for (int b = 0; b < kByteTokens; ++b) {
     std::snprintf(name, sizeof name, "<0x%02X>", b);
     pieces.emplace_back(name);
   }
@@ -28,7 +31,6 @@ std::vector<std::string> reserved_pieces() {
 
 namespace {
 
-constexpr int kFirstLearned = Tokenizer::kFirstByte + Tokenizer::kNumBytes;
 
 using Pair = uint64_t;
 Pair make_pair_key(int a, int b) { return (static_cast<uint64_t>(a) << 32) | static_cast<uint32_t>(b); }
@@ -53,7 +55,7 @@ std::vector<std::string> choose_alphabet(const WordCounts& counts, const Tokeniz
   });
   int64_t total = 0;
   for (const auto& c : sorted) total += c.second;
-  const size_t max_chars = static_cast<size_t>(opts.vocab_size - kFirstLearned);
+  const size_t max_chars = static_cast<size_t>(opts.vocab_size - kFirstLearnedId);
   std::vector<std::string> alphabet = {" "};
   int64_t covered = chars.count(" ") ? chars[" "] : 0;
   for (const auto& [ch, n] : sorted) {
@@ -119,7 +121,7 @@ class BpeLearner {
     }
     model.vocab.reserve(raw_.size());
     for (size_t id = 0; id < raw_.size(); ++id)
-      model.vocab.push_back(static_cast<int>(id) < kFirstLearned ? raw_[id] : spaces_to_symbol(raw_[id]));
+      model.vocab.push_back(static_cast<int>(id) < kFirstLearnedId ? raw_[id] : spaces_to_symbol(raw_[id]));
     spdlog::info("tokenizer: {} merges, vocabulary {}", model.merges.size(), model.vocab.size());
     return model;
   }
@@ -143,13 +145,13 @@ class BpeLearner {
   // Pairs that may never merge are not even counted: byte tokens, pieces of different scripts
   // (split_by_script), and pieces that would together exceed max_piece_length.
   bool can_merge(int a, int b) const {
-    if (a < kFirstLearned || b < kFirstLearned) return false;
+    if (a < kFirstLearnedId || b < kFirstLearnedId) return false;
     if (opts_.max_piece_length > 0 && length_[a] + length_[b] > opts_.max_piece_length) return false;
     return !opts_.split_by_script || scripts_compatible(script_[a], script_[b]);
   }
 
   bool is_reserved_name(const std::string& piece) const {
-    for (int id = 0; id < kFirstLearned; ++id)
+    for (int id = 0; id < kFirstLearnedId; ++id)
       if (raw_[id] == piece) return true;
     return false;
   }
@@ -168,11 +170,11 @@ class BpeLearner {
     for (size_t i = 0; i < word.size();) {
       size_t len = utf8_char_length(word, i);
       auto it = id_of_.find(word.substr(i, len));
-      if (it != id_of_.end() && it->second >= kFirstLearned) {
+      if (it != id_of_.end() && it->second >= kFirstLearnedId) {
         out.push_back(it->second);
       } else {
         for (size_t k = 0; k < len; ++k)
-          out.push_back(Tokenizer::kFirstByte + static_cast<unsigned char>(word[i + k]));
+          out.push_back(kFirstByteId + static_cast<unsigned char>(word[i + k]));
       }
       i += len;
     }
@@ -243,9 +245,9 @@ class BpeLearner {
 }  // namespace
 
 BpeModel learn_bpe(const WordCounts& counts, const TokenizerOptions& opts) {
-  if (opts.vocab_size <= kFirstLearned)
+  if (opts.vocab_size <= kFirstLearnedId)
     throw UsageError("vocabulary size " + std::to_string(opts.vocab_size) + " is too small: it must exceed " +
-                     std::to_string(kFirstLearned) + " (4 special and 256 byte tokens)");
+                     std::to_string(kFirstLearnedId) + " (4 special and 256 byte tokens)");
   if (!(opts.character_coverage > 0.0 && opts.character_coverage <= 1.0))
     throw UsageError("character coverage must be in (0, 1], got " + std::to_string(opts.character_coverage));
   if (opts.max_piece_length == 1 || opts.max_piece_length < 0)

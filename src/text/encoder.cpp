@@ -64,7 +64,7 @@ void Tokenizer::encode_word(std::string_view word, std::vector<int>& out) const 
     if (id >= 0) {
       ids.push_back(id);
     } else {  // byte fallback
-      for (size_t k = 0; k < len; ++k) ids.push_back(kFirstByte + static_cast<unsigned char>(word[i + k]));
+      for (size_t k = 0; k < len; ++k) ids.push_back(kFirstByteId + static_cast<unsigned char>(word[i + k]));
     }
     i += len;
   }

@@ -13,7 +13,6 @@ namespace heed {
 
 namespace {
 
-constexpr int kFirstLearned = Tokenizer::kFirstByte + Tokenizer::kNumBytes;
 
 uint64_t next_instance() {
   static std::atomic<uint64_t> counter{0};
@@ -69,9 +68,9 @@ void Tokenizer::build(std::vector<std::string> vocab, std::vector<std::pair<int,
     if (piece.empty()) corrupt(origin, "piece " + std::to_string(id) + " is empty");
     if (!m->id_of.emplace(piece, static_cast<int>(id)).second)
       corrupt(origin, "piece \"" + piece + "\" appears twice");
-    if (id < static_cast<size_t>(kFirstByte)) continue;
-    if (id < static_cast<size_t>(kFirstLearned)) {
-      m->text[id] = std::string(1, static_cast<char>(id - kFirstByte));
+    if (id < static_cast<size_t>(kFirstByteId)) continue;
+    if (id < static_cast<size_t>(kFirstLearnedId)) {
+      m->text[id] = std::string(1, static_cast<char>(id - kFirstByteId));
       continue;
     }
     m->text[id] = symbol_to_spaces(piece);
@@ -87,7 +86,7 @@ void Tokenizer::build(std::vector<std::string> vocab, std::vector<std::pair<int,
   const int n = static_cast<int>(vocab.size());
   for (size_t rank = 0; rank < merges.size(); ++rank) {
     auto [a, b] = merges[rank];
-    if (a < kFirstLearned || b < kFirstLearned || a >= n || b >= n)
+    if (a < kFirstLearnedId || b < kFirstLearnedId || a >= n || b >= n)
       corrupt(origin, "merge " + std::to_string(rank) + " refers to a special, byte or unknown piece");
     auto it = m->id_of.find(vocab[a] + vocab[b]);
     if (it == m->id_of.end())
@@ -168,7 +167,7 @@ const std::string& Tokenizer::piece(int id) const {
 
 int Tokenizer::piece_id(std::string_view piece) const {
   auto it = model_->id_of.find(std::string(piece));
-  return it == model_->id_of.end() ? kUnk : it->second;
+  return it == model_->id_of.end() ? kUnkId : it->second;
 }
 
 bool Tokenizer::starts_word(int id) const { return id >= 0 && id < vocab_size() && model_->starts_word[id]; }
@@ -185,8 +184,8 @@ std::string Tokenizer::decode(const std::vector<int>& ids) const {
   bool first = true, has_bytes = false;
   for (int id : ids) {
     if (id < 0 || id >= vocab_size()) piece(id);  // throws the out-of-range error
-    if (id < kFirstByte) continue;
-    has_bytes |= id < kFirstLearned;
+    if (id < kFirstByteId) continue;
+    has_bytes |= id < kFirstLearnedId;
     const std::string& text = m.text[id];
     // The dummy prefix: the space that encode put before the first word.
     out.append(text, first && m.starts_word[id] ? 1 : 0);

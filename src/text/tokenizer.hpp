@@ -35,6 +35,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tokens/special_tokens.hpp"
+
 namespace heed {
 
 struct TokenizerOptions {
@@ -46,8 +48,7 @@ struct TokenizerOptions {
 
 class Tokenizer {
  public:
-  static constexpr int kPad = 0, kUnk = 1, kBos = 2, kEos = 3;  // fixed ids
-  static constexpr int kFirstByte = 4, kNumBytes = 256;         // byte tokens: ids 4..259
+  // Ids: the specials and byte tokens of tokens/special_tokens.hpp, then the learned pieces.
   static constexpr const char* kFormat = "heed-bpe";
   static constexpr int kVersion = 1;
 
@@ -69,7 +70,7 @@ class Tokenizer {
   std::string decode(const std::vector<int>& ids) const;
   int vocab_size() const;
   const std::string& piece(int id) const;
-  int piece_id(std::string_view piece) const;  // kUnk when unknown
+  int piece_id(std::string_view piece) const;  // kUnkId when unknown
   bool starts_word(int id) const;              // piece begins with U+2581 (not a byte token)
 
   const TokenizerOptions& options() const { return options_; }

@@ -6,7 +6,7 @@
 
 namespace heed {
 
-Adam::Adam(const ParameterSet& params, AdamOptions options) : o_(options) {
+Adam::Adam(const ParameterSet& params, const TrainingConfig& training) : o_(training) {
   for (const auto& [name, var] : params.all()) {
     params_.push_back(var);
     m_.push_back(Tensor::zeros(var.shape()));
@@ -43,13 +43,14 @@ void Adam::step(float lr, float grad_scale) {
   const float bc1 = 1.f - std::pow(o_.beta1, static_cast<float>(steps_));
   const float bc2 = 1.f - std::pow(o_.beta2, static_cast<float>(steps_));
   // With no weight decay, both decay terms are 0 and leave p and the gradient unchanged.
+  const bool decoupled = o_.optimizer == OptimizerKind::adamw;
   const AdamConstants c{o_.beta1,
                         o_.beta2,
                         o_.eps,
                         lr / bc1,
                         1.f / std::sqrt(bc2),
-                        o_.decoupled ? 0.f : o_.weight_decay,
-                        o_.decoupled ? lr * o_.weight_decay : 0.f};
+                        decoupled ? 0.f : o_.weight_decay,
+                        decoupled ? lr * o_.weight_decay : 0.f};
   for (size_t i = 0; i < params_.size(); ++i) {
     const Tensor& g = params_[i].grad();
     float* p = params_[i].value().data();

@@ -4,21 +4,17 @@
 //   m ← β1 m + (1−β1) g,  v ← β2 v + (1−β2) g²,  p ← p − lr · m̂ / (√v̂ + ε)
 //   Adam: g includes weight_decay · p;  AdamW: p ← p − lr · weight_decay · p first.
 // Plus the global gradient norm and clipping that precede it.
-#include <string>
 #include <vector>
 
+#include "config/config.hpp"
 #include "nn/parameters.hpp"
 
 namespace heed {
 
-struct AdamOptions {
-  float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, weight_decay = 0.f;
-  bool decoupled = false;  // AdamW
-};
-
 class Adam {
  public:
-  Adam(const ParameterSet& params, AdamOptions options);
+  // Reads training.optimizer, beta1, beta2, eps and weight_decay.
+  Adam(const ParameterSet& params, const TrainingConfig& training);
   // One update with learning rate lr from the parameters' current gradients (undefined = zero)
   // times grad_scale: clipping folded into the update, so the gradients are read once.
   void step(float lr, float grad_scale = 1.f);
@@ -31,7 +27,7 @@ class Adam {
 
  private:
   std::vector<Var> params_;
-  AdamOptions o_;
+  TrainingConfig o_;
   std::vector<Tensor> m_, v_;
   int64_t steps_ = 0;
 };

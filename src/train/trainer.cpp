@@ -2,26 +2,16 @@
 
 #include <spdlog/spdlog.h>
 
-#include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <nlohmann/json.hpp>
 
-#include "data/batching.hpp"
-#include "data/parallel_corpus.hpp"
 #include "models/factory.hpp"
 #include "tensor/ops.hpp"
 #include "train/checkpoint.hpp"
-#include "train/optimizer.hpp"
-#include "train/progress.hpp"
 #include "train/schedule.hpp"
-#include "train/trainer_state.hpp"
 #include "train/update.hpp"
-#include "train/validation.hpp"
 #include "util/error.hpp"
-#include "util/atomic_file.hpp"
 #include "util/interrupt.hpp"
 
 namespace fs = std::filesystem;
@@ -29,28 +19,32 @@ namespace fs = std::filesystem;
 namespace heed {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-struct ModelDir {
-  explicit ModelDir(std::string d) : dir(std::move(d)) {}
-  std::string dir;
-  std::string file(const std::string& name) const { return (fs::path(dir) / name).string(); }
-  std::string checkpoint(int64_t step) const {
-    char name[64];
-    std::snprintf(name, sizeof name, "step-%08lld.safetensors", static_cast<long long>(step));
-    return (fs::path(dir) / "checkpoints" / name).string();
-  }
-};
+bool resuming(const Config& config) { return config.training.resume; }
+
+// Checks that the directory fits the run (a fresh one, or one to resume) and makes it ready.
+ModelDir prepare_model_dir(const Config& config) {
+  if (config.data.train_src.empty()) throw UsageError("data.train.src: no training files given");
+  ModelDir dir(config.model_dir);
+  const std::string state_path = dir.file("trainer_state.safetensors");
+  if (resuming(config) && !fs::exists(state_path))
+    throw UsageError("--resume: " + dir.path() + " has no trainer_state.safetensors to resume from");
+  if (!resuming(config) && fs::exists(state_path))
+    throw UsageError(dir.path() + " already holds a training run; use --resume to continue it, or another directory");
+  fs::create_directories(dir.checkpoints());
+  remove_stale_temporaries(dir.path());
+  remove_stale_temporaries(dir.checkpoints());
+  return dir;
+}
 
 // The tokenizer: the configured file, the one a resumed model directory holds, or one learned
 // from the training text (joint: both sides together).
-Tokenizers prepare_tokenizers(const Config& config, const ModelDir& dir, bool resume) {
+Tokenizers prepare_tokenizers(const Config& config, const ModelDir& dir) {
   if (!config.tokenizer.path.empty()) return Tokenizers::load(config.tokenizer.path);
-  if (resume && fs::exists(dir.file("tokenizer.json"))) return Tokenizers::load(dir.file("tokenizer.json"));
+  if (resuming(config) && fs::exists(dir.file("tokenizer.json"))) return Tokenizers::load(dir.file("tokenizer.json"));
   TokenizerOptions options;
   options.vocab_size = config.tokenizer.vocab_size;
   options.character_coverage = config.tokenizer.character_coverage;
@@ -68,226 +62,193 @@ Tokenizers prepare_tokenizers(const Config& config, const ModelDir& dir, bool re
   return Tokenizers::separate(Tokenizer::train(src, options), Tokenizer::train(tgt, options));
 }
 
-class MetricsLog {
- public:
-  explicit MetricsLog(const std::string& path) : out_(path, std::ios::app) {
-    if (!out_) throw Error("cannot write " + path);
-  }
-  void write(const nlohmann::json& record) {
-    out_ << record.dump() << '\n';
-    out_.flush();
-  }
-
- private:
-  std::ofstream out_;
-};
-
-// metrics.jsonl: a new run starts it afresh; a resumed one keeps the records up to the step it
-// resumes at (those after it, from the lost end of a killed run, are about to be redone) and
-// drops a line a kill cut short.
-void prepare_metrics_log(const std::string& path, bool resume, int64_t step) {
-  if (!fs::exists(path)) return;
-  if (!resume) {
-    fs::remove(path);
-    return;
-  }
-  std::string kept;
-  std::istringstream lines(read_file(path));
-  for (std::string line; std::getline(lines, line);) {
-    const auto record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (record.is_object() && record.value("step", int64_t{-1}) <= step) kept += line + '\n';
-  }
-  write_file_atomic(path, kept);
-}
-
-// Temporary files of atomic writes (NAME.tmp.PID) that a killed run left behind.
-void remove_stale_temporaries(const std::vector<std::string>& dirs) {
-  for (const auto& d : dirs)
-    for (const auto& e : fs::directory_iterator(d))
-      if (e.is_regular_file() && e.path().filename().string().find(".tmp.") != std::string::npos) fs::remove(e.path());
-}
-
-struct Window {  // training statistics since the last log line
-  double loss_sum = 0, nll_sum = 0;
-  int64_t labels = 0, steps = 0;
-  Clock::time_point start = Clock::now();
-};
-
-}  // namespace
-
-TrainSummary train_model(const TrainOptions& options) {
-  const Config& config = options.config;
-  const auto& tc = config.training;
-  if (config.data.train_src.empty()) throw UsageError("data.train.src: no training files given");
-  ModelDir dir(options.model_dir);
-  const bool resume = options.resume || tc.resume;
-  const std::string state_path = dir.file("trainer_state.safetensors");
-  if (resume && !fs::exists(state_path))
-    throw UsageError("--resume: " + dir.dir + " has no trainer_state.safetensors to resume from");
-  if (!resume && fs::exists(state_path))
-    throw UsageError(dir.dir + " already holds a training run; use --resume to continue it, or another directory");
-  fs::create_directories(dir.file("checkpoints"));
-
-  remove_stale_temporaries({dir.dir, dir.file("checkpoints")});
-  Tokenizers tokenizers = prepare_tokenizers(config, dir, resume);
+// The run's tokenizers, written to the directory with the effective config.
+Tokenizers write_tokenizer_and_config(const Config& config, const ModelDir& dir) {
+  Tokenizers tokenizers = prepare_tokenizers(config, dir);
   tokenizers.save(dir.file("tokenizer.json"));
   save_config(config, dir.file("config.json"));
+  return tokenizers;
+}
 
-  CorpusFilter filter{config.data.max_length, config.data.max_length_ratio};
+LoadedCorpus load_training_corpus(const Config& config, const ModelDir& dir, const Tokenizers& tokenizers) {
+  const auto start = std::chrono::steady_clock::now();
+  const CorpusFilter filter{config.data.max_length, config.data.max_length_ratio};
   const std::string cache_dir = config.data.cache_dir.empty() ? dir.file("cache") : config.data.cache_dir;
-  auto load_start = Clock::now();
   LoadedCorpus train = load_parallel_corpus(config.data.train_src, config.data.train_tgt, tokenizers, filter, cache_dir);
   spdlog::info("training data: {} pairs kept of {} ({} empty, {} too long, {} beyond the length ratio){}, {:.1f}s",
                train.stats.kept, train.stats.pairs_read, train.stats.skipped_empty, train.stats.skipped_too_long,
-               train.stats.skipped_ratio, train.stats.from_cache ? " from cache" : "",
-               seconds_between(load_start, Clock::now()));
+               train.stats.skipped_ratio, train.stats.from_cache ? " from cache" : "", seconds_since(start));
   if (train.corpus.size() == 0) throw Error("no training pairs left after filtering");
+  return train;
+}
 
-  std::unique_ptr<Validator> validator;
-  if (!config.data.dev_src.empty() || !config.data.dev_tgt.empty())
-    validator = std::make_unique<Validator>(config, tokenizers);
+std::unique_ptr<Validator> make_validator(const Config& config, const Tokenizers& tokenizers) {
+  if (config.data.dev_src.empty() && config.data.dev_tgt.empty()) return nullptr;
+  return std::make_unique<Validator>(config, tokenizers);
+}
 
-  auto model = make_model(config.model, tokenizers.source().vocab_size(), tokenizers.target().vocab_size(), config.seed);
-  const ParameterSet& params = model->parameters();
-  spdlog::info("model {}: {} parameters", config.model.arch, params.count());
+}  // namespace
 
-  Adam adam(params, {tc.beta1, tc.beta2, tc.eps, tc.weight_decay, tc.optimizer == "adamw"});
-  ScheduleOptions schedule{tc.schedule, tc.learning_rate, tc.warmup_steps, tc.min_learning_rate, tc.max_steps};
-  BatchIterator batches(train.corpus, tc.batch_tokens, config.seed, parse_batch_unit(tc.batch_unit));
-  TrainerProgress progress;
-  if (resume) {
-    progress = load_trainer_state(state_path, params, adam);
-    model->rng().set_state(progress.rng_seed, progress.rng_counter);
-    batches.seek(progress.epoch, progress.batch_index);
-    spdlog::info("resumed at step {} (epoch {}, batch {})", progress.step, progress.epoch + 1, progress.batch_index);
+Trainer::Trainer(const Config& config)
+    : config_(config),
+      dir_(prepare_model_dir(config_)),
+      resume_(resuming(config_)),
+      tokenizers_(write_tokenizer_and_config(config_, dir_)),
+      train_(load_training_corpus(config_, dir_, tokenizers_)),
+      validator_(make_validator(config_, tokenizers_)),
+      model_(make_model(config_.model, tokenizers_.source().vocab_size(), tokenizers_.target().vocab_size(),
+                        config_.seed)),
+      adam_(model_->parameters(), tc_),
+      batches_(train_.corpus, tc_.batch_tokens, config_.seed, tc_.batch_unit),
+      progress_(resume_ ? load_trainer_state(dir_.file("trainer_state.safetensors"), model_->parameters(), adam_)
+                        : TrainerProgress{}),
+      metrics_(dir_.file("metrics.jsonl"), resume_, progress_.step) {
+  spdlog::info("model {}: {} parameters", name_of(config_.model.arch), model_->parameters().count());
+  if (resume_) {
+    model_->rng().set_state(progress_.rng_seed, progress_.rng_counter);
+    batches_.seek(progress_.epoch, progress_.batch_index);
+    spdlog::info("resumed at step {} (epoch {}, batch {})", progress_.step, progress_.epoch + 1, progress_.batch_index);
   }
-  const bool higher_is_better = tc.validation_metric == "bleu";
-  prepare_metrics_log(dir.file("metrics.jsonl"), resume, progress.step);
-  MetricsLog metrics(dir.file("metrics.jsonl"));
-  const auto session_start = Clock::now();
-  auto elapsed = [&] { return progress.elapsed_seconds + seconds_between(session_start, Clock::now()); };
+  stop_early_ = tc_.patience > 0 && progress_.validations_without_improvement >= tc_.patience;
+}
 
-  auto save_checkpoint = [&] {
-    TrainerProgress p = progress;
-    p.epoch = batches.epoch();
-    p.batch_index = batches.batch_index();
-    p.rng_seed = model->rng().seed();
-    p.rng_counter = model->rng().counter();
-    p.elapsed_seconds = elapsed();
-    save_trainer_state(state_path, params, adam, p);
-    if (!validator) save_parameters(dir.file("model.safetensors"), params, {{"step", std::to_string(progress.step)}});
-    save_parameters(dir.checkpoint(progress.step), params, {{"step", std::to_string(progress.step)}});
-    std::vector<fs::path> old;
-    for (const auto& e : fs::directory_iterator(dir.file("checkpoints")))
-      if (e.path().extension() == ".safetensors") old.push_back(e.path());
-    std::sort(old.begin(), old.end());
-    for (size_t i = 0; i + tc.keep_last < old.size(); ++i) fs::remove(old[i]);
-  };
+double Trainer::elapsed() const { return progress_.elapsed_seconds + seconds_since(session_start_); }
 
-  ProgressLine bar;
-  auto log_line = [&](const std::string& text) {
-    bar.clear();
-    spdlog::info("{}", text);
-  };
+void Trainer::log(const std::string& text) {
+  bar_.clear();
+  spdlog::info("{}", text);
+}
 
-  bool stop_early = tc.patience > 0 && progress.validations_without_improvement >= tc.patience;
-  auto run_validation = [&] {
-    if (!validator) return;
-    model->set_training(false);
-    ValidationResult r = validator->run(*model);
-    const double metric = higher_is_better ? r.bleu : r.loss;
-    const bool improved = !progress.has_best || (higher_is_better ? metric > progress.best_metric : metric < progress.best_metric);
-    if (improved) {
-      progress.best_metric = metric;
-      progress.has_best = true;
-      progress.validations_without_improvement = 0;
-      save_parameters(dir.file("model.safetensors"), params, {{"step", std::to_string(progress.step)}});
-    } else {
-      ++progress.validations_without_improvement;
-    }
-    log_line(fmt::format("validation at step {}: dev loss {:.4f}, ppl {:.2f}{}{}", progress.step, r.loss, r.ppl,
-                         r.has_bleu ? fmt::format(", BLEU {:.2f}", r.bleu) : "", improved ? " (best so far)" : ""));
-    nlohmann::json rec{{"type", "valid"}, {"step", progress.step}, {"loss", r.loss}, {"nll", r.nll}, {"ppl", r.ppl},
-                       {"elapsed", elapsed()}, {"best", improved}};
-    if (r.has_bleu) rec["bleu"] = r.bleu;
-    metrics.write(rec);
-    progress.validated_step = progress.step;
-    if (tc.patience > 0 && progress.validations_without_improvement >= tc.patience) stop_early = true;
-  };
+void Trainer::save_checkpoint() {
+  TrainerProgress p = progress_;
+  p.epoch = batches_.epoch();
+  p.batch_index = batches_.batch_index();
+  p.rng_seed = model_->rng().seed();
+  p.rng_counter = model_->rng().counter();
+  p.elapsed_seconds = elapsed();
+  const ParameterSet& params = model_->parameters();
+  const std::string step = std::to_string(progress_.step);
+  save_trainer_state(dir_.file("trainer_state.safetensors"), params, adam_, p);
+  if (!validator_) save_parameters(dir_.file("model.safetensors"), params, {{"step", step}});
+  save_parameters(dir_.checkpoint(progress_.step), params, {{"step", step}});
+  std::vector<fs::path> old;
+  for (const auto& e : fs::directory_iterator(dir_.checkpoints()))
+    if (e.path().extension() == ".safetensors") old.push_back(e.path());
+  std::sort(old.begin(), old.end());
+  for (size_t i = 0; i + tc_.keep_last < old.size(); ++i) fs::remove(old[i]);
+}
 
-  Window window;
-  double last_loss = 0;
-  int bad_steps = 0;
-  std::string stop_reason;
+void Trainer::validate() {
+  if (!validator_) return;
+  model_->set_training(false);
+  const ValidationResult r = validator_->run(*model_);
+  const bool higher_is_better = tc_.validation_metric == ValidationMetric::bleu;
+  const double metric = higher_is_better ? r.bleu : r.loss;
+  const bool improved =
+      !progress_.has_best || (higher_is_better ? metric > progress_.best_metric : metric < progress_.best_metric);
+  if (improved) {
+    progress_.best_metric = metric;
+    progress_.has_best = true;
+    progress_.validations_without_improvement = 0;
+    save_parameters(dir_.file("model.safetensors"), model_->parameters(), {{"step", std::to_string(progress_.step)}});
+  } else {
+    ++progress_.validations_without_improvement;
+  }
+  log(fmt::format("validation at step {}: dev loss {:.4f}, ppl {:.2f}{}{}", progress_.step, r.loss, r.ppl,
+                  r.has_bleu ? fmt::format(", BLEU {:.2f}", r.bleu) : "", improved ? " (best so far)" : ""));
+  nlohmann::json record{{"type", "valid"}, {"step", progress_.step}, {"loss", r.loss}, {"nll", r.nll},
+                        {"ppl", r.ppl},    {"elapsed", elapsed()},   {"best", improved}};
+  if (r.has_bleu) record["bleu"] = r.bleu;
+  metrics_.write(record);
+  progress_.validated_step = progress_.step;
+  if (tc_.patience > 0 && progress_.validations_without_improvement >= tc_.patience) stop_early_ = true;
+}
+
+bool Trainer::update() {
+  std::vector<Batch> group;
+  for (int k = 0; k < tc_.accumulate; ++k) group.push_back(batches_.next());
+  model_->set_training(true);
+  const CrossEntropyStats stats = accumulate_gradients(*model_, group, tc_.label_smoothing);
+  const float lr = learning_rate_at(progress_.step + 1, tc_);
+  if (!apply_update(model_->parameters(), adam_, stats.loss_sum, tc_.clip_norm, lr).applied) {
+    ++bad_steps_;
+    bar_.clear();
+    spdlog::warn("step {}: non-finite loss or gradient, update skipped ({} in a row)", progress_.step + 1, bad_steps_);
+    if (bad_steps_ >= tc_.max_bad_steps)
+      throw Error("training diverged: " + std::to_string(bad_steps_) +
+                  " consecutive updates with non-finite loss or gradients (training.max_bad_steps)");
+    return false;
+  }
+  bad_steps_ = 0;
+  ++progress_.step;
+  last_lr_ = lr;
+  window_.loss_sum += stats.loss_sum;
+  window_.nll_sum += stats.nll_sum;
+  window_.labels += stats.labels;
+  ++window_.steps;
+  return true;
+}
+
+void Trainer::show_progress(float lr) {
+  const double secs = seconds_since(window_.start);
+  const double loss = window_.loss_sum / std::max<int64_t>(window_.labels, 1);
+  std::string eta;
+  if (tc_.max_steps > 0) eta = " ETA " + format_duration(elapsed() / progress_.step * (tc_.max_steps - progress_.step));
+  else if (tc_.max_time > 0) eta = " ETA " + format_duration(std::max(0.0, tc_.max_time - elapsed()));
+  bar_.update(fmt::format("epoch {} step {} loss {:.3f} {:.0f} tok/s lr {:.2e} {}{}", batches_.epoch() + 1,
+                          progress_.step, loss, window_.labels / std::max(secs, 1e-9), lr, format_duration(elapsed()),
+                          eta));
+  if (progress_.step % tc_.log_every != 0) return;
+  const double nll = window_.nll_sum / std::max<int64_t>(window_.labels, 1);
+  last_loss_ = loss;
+  log(fmt::format("epoch {} step {}: loss {:.4f} nll {:.4f} ppl {:.2f}, {:.0f} target tokens/s, lr {:.3e}, {}",
+                  batches_.epoch() + 1, progress_.step, loss, nll, std::exp(nll), window_.labels / secs, lr,
+                  format_duration(elapsed())));
+  metrics_.write({{"type", "train"}, {"step", progress_.step}, {"epoch", batches_.epoch() + 1}, {"loss", loss},
+                  {"nll", nll}, {"ppl", std::exp(nll)}, {"tokens_per_s", window_.labels / secs}, {"lr", lr},
+                  {"elapsed", elapsed()}});
+  window_ = Window();
+}
+
+const char* Trainer::stop_condition() const {
+  if (tc_.max_steps > 0 && progress_.step >= tc_.max_steps) return "max_steps";
+  if (tc_.max_epochs > 0 && batches_.epoch() >= tc_.max_epochs) return "max_epochs";
+  if (tc_.max_time > 0 && elapsed() >= tc_.max_time) return "max_time";
+  if (stop_early_) return "patience";
+  return nullptr;
+}
+
+TrainSummary Trainer::run() {
+  const char* stop_reason = nullptr;
   try {
     // A validation that an interrupt cut short is run now, so the best model stays the same.
-    if (resume && validator && progress.step % tc.validate_every == 0 && progress.validated_step != progress.step)
-      run_validation();
-    for (;;) {
-      if (tc.max_steps > 0 && progress.step >= tc.max_steps) { stop_reason = "max_steps"; break; }
-      if (tc.max_epochs > 0 && batches.epoch() >= tc.max_epochs) { stop_reason = "max_epochs"; break; }
-      if (tc.max_time > 0 && elapsed() >= tc.max_time) { stop_reason = "max_time"; break; }
-      if (stop_early) { stop_reason = "patience"; break; }
+    if (resume_ && validator_ && progress_.step % tc_.validate_every == 0 && progress_.validated_step != progress_.step)
+      validate();
+    while (!(stop_reason = stop_condition())) {
       throw_if_interrupted();
-
-      std::vector<Batch> group;
-      for (int k = 0; k < tc.accumulate; ++k) group.push_back(batches.next());
-      model->set_training(true);
-      const CrossEntropyStats stats = accumulate_gradients(*model, group, tc.label_smoothing);
-      const float lr = learning_rate_at(progress.step + 1, schedule);
-      if (!apply_update(params, adam, stats.loss_sum, tc.clip_norm, lr).applied) {
-        ++bad_steps;
-        bar.clear();
-        spdlog::warn("step {}: non-finite loss or gradient, update skipped ({} in a row)", progress.step + 1, bad_steps);
-        if (bad_steps >= tc.max_bad_steps)
-          throw Error("training diverged: " + std::to_string(bad_steps) +
-                      " consecutive updates with non-finite loss or gradients (training.max_bad_steps)");
-        continue;
-      }
-      bad_steps = 0;
-      ++progress.step;
-
-      window.loss_sum += stats.loss_sum;
-      window.nll_sum += stats.nll_sum;
-      window.labels += stats.labels;
-      ++window.steps;
-      const double secs = seconds_between(window.start, Clock::now());
-      const double loss = window.loss_sum / std::max<int64_t>(window.labels, 1);
-      std::string eta;
-      if (tc.max_steps > 0) eta = " ETA " + format_duration(elapsed() / progress.step * (tc.max_steps - progress.step));
-      else if (tc.max_time > 0) eta = " ETA " + format_duration(std::max(0.0, tc.max_time - elapsed()));
-      bar.update(fmt::format("epoch {} step {} loss {:.3f} {:.0f} tok/s lr {:.2e} {}{}", batches.epoch() + 1,
-                             progress.step, loss, window.labels / std::max(secs, 1e-9), lr, format_duration(elapsed()), eta));
-      if (progress.step % tc.log_every == 0) {
-        const double nll = window.nll_sum / std::max<int64_t>(window.labels, 1);
-        last_loss = loss;
-        log_line(fmt::format("epoch {} step {}: loss {:.4f} nll {:.4f} ppl {:.2f}, {:.0f} target tokens/s, lr {:.3e}, {}",
-                             batches.epoch() + 1, progress.step, loss, nll, std::exp(nll), window.labels / secs, lr,
-                             format_duration(elapsed())));
-        metrics.write({{"type", "train"}, {"step", progress.step}, {"epoch", batches.epoch() + 1}, {"loss", loss},
-                       {"nll", nll}, {"ppl", std::exp(nll)}, {"tokens_per_s", window.labels / secs}, {"lr", lr},
-                       {"elapsed", elapsed()}});
-        window = Window();
-      }
-      if (progress.step % tc.validate_every == 0) {
-        run_validation();
+      if (!update()) continue;
+      show_progress(last_lr_);
+      if (progress_.step % tc_.validate_every == 0) {
+        validate();
         save_checkpoint();
       }
     }
-    if (validator ? progress.validated_step != progress.step : progress.step % tc.validate_every != 0) {
-      run_validation();
+    if (validator_ ? progress_.validated_step != progress_.step : progress_.step % tc_.validate_every != 0) {
+      validate();
       save_checkpoint();
     }
   } catch (const Interrupted&) {
-    bar.clear();
+    bar_.clear();
     save_checkpoint();
-    spdlog::warn("interrupted: checkpoint saved at step {}; continue with --resume", progress.step);
+    spdlog::warn("interrupted: checkpoint saved at step {}; continue with --resume", progress_.step);
     throw;
   }
-  bar.clear();
-  if (window.labels > 0) last_loss = window.loss_sum / window.labels;
-  spdlog::info("training stopped ({}) after {} steps, {}", stop_reason, progress.step, format_duration(elapsed()));
-  return {progress.step, last_loss, progress.best_metric, stop_reason};
+  bar_.clear();
+  if (window_.labels > 0) last_loss_ = window_.loss_sum / window_.labels;
+  spdlog::info("training stopped ({}) after {} steps, {}", stop_reason, progress_.step, format_duration(elapsed()));
+  return {progress_.step, last_loss_, progress_.best_metric, stop_reason};
 }
+
+TrainSummary train_model(const Config& config) { return Trainer(config).run(); }
 
 }  // namespace heed

@@ -5,17 +5,28 @@
 // validate_every steps: dev cross-entropy and BLEU, best model kept, checkpoint written. All
 // state needed to continue exactly (parameters, moments, step, data position, dropout RNG,
 // elapsed time, early-stopping counters) is one atomically written file.
+//
+// Trainer splits the run into the steps other work hooks into (several processes, another
+// precision, other tasks): setup in the constructor, then update / validate / save_checkpoint /
+// log, driven by run().
+#include <chrono>
+#include <cstdint>
+#include <memory>
 #include <string>
 
 #include "config/config.hpp"
+#include "data/batching.hpp"
+#include "data/parallel_corpus.hpp"
+#include "models/seq2seq.hpp"
+#include "text/tokenizer.hpp"
+#include "train/metrics_log.hpp"
+#include "train/model_dir.hpp"
+#include "train/optimizer.hpp"
+#include "train/progress.hpp"
+#include "train/trainer_state.hpp"
+#include "train/validation.hpp"
 
 namespace heed {
-
-struct TrainOptions {
-  Config config;
-  std::string model_dir;
-  bool resume = false;
-};
 
 struct TrainSummary {
   int64_t steps = 0;
@@ -24,6 +35,59 @@ struct TrainSummary {
   std::string stop_reason;
 };
 
-TrainSummary train_model(const TrainOptions& options);
+class Trainer {
+ public:
+  // Setup: checks the model directory, prepares the tokenizer, writes config.json and
+  // tokenizer.json, loads the corpus and the dev set, builds the model and the optimizer, and
+  // restores the trainer state when resuming. `config.model_dir` names the directory.
+  explicit Trainer(const Config& config);
+
+  // Updates until a stop condition (max_steps, max_epochs, max_time, patience), validating and
+  // checkpointing every validate_every steps. On an interrupt it saves a checkpoint and rethrows.
+  TrainSummary run();
+
+  // One update from `accumulate` batches; false when it was skipped (non-finite loss or gradient).
+  bool update();
+  // Dev loss (and BLEU): keeps model.safetensors when the metric improved.
+  void validate();
+  // trainer_state.safetensors and checkpoints/step-N.safetensors; prunes to keep_last.
+  void save_checkpoint();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Window {  // training statistics since the last log line
+    double loss_sum = 0, nll_sum = 0;
+    int64_t labels = 0, steps = 0;
+    Clock::time_point start = Clock::now();
+  };
+
+  double elapsed() const;
+  const char* stop_condition() const;  // nullptr while training goes on
+  void show_progress(float lr);
+  void log(const std::string& text);
+
+  const Config config_;
+  const TrainingConfig& tc_ = config_.training;
+  ModelDir dir_;
+  bool resume_;
+  Tokenizers tokenizers_;
+  LoadedCorpus train_;
+  std::unique_ptr<Validator> validator_;
+  std::unique_ptr<Seq2Seq> model_;
+  Adam adam_;
+  BatchIterator batches_;
+  TrainerProgress progress_;
+  MetricsLog metrics_;
+  ProgressLine bar_;
+  Clock::time_point session_start_ = Clock::now();
+  Window window_;
+  double last_loss_ = 0;
+  float last_lr_ = 0;
+  int bad_steps_ = 0;
+  bool stop_early_ = false;
+};
+
+// Trainer(config).run(): what `heed train` runs.
+TrainSummary train_model(const Config& config);
 
 }  // namespace heed

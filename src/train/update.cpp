@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "tokens/special_tokens.hpp"
+
 namespace heed {
 
 CrossEntropyStats accumulate_gradients(Seq2Seq& model, const std::vector<Batch>& group, float label_smoothing) {
@@ -11,7 +13,7 @@ CrossEntropyStats accumulate_gradients(Seq2Seq& model, const std::vector<Batch>&
   CrossEntropyStats stats;
   for (const Batch& b : group) {
     Var logits = model.forward(b);
-    backward(cross_entropy(reshape(logits, {-1, V}), b.tgt_out, 0, label_smoothing, static_cast<float>(labels), &stats));
+    backward(cross_entropy(reshape(logits, {-1, V}), b.tgt_out, kPadId, label_smoothing, static_cast<float>(labels), &stats));
   }
   return stats;
 }

@@ -3,7 +3,7 @@
 // gradients accumulated over a group of batches, then (if finite) clipped and applied.
 #include <vector>
 
-#include "models/batch.hpp"
+#include "tokens/batch.hpp"
 #include "models/seq2seq.hpp"
 #include "tensor/ops.hpp"
 #include "train/optimizer.hpp"

@@ -6,6 +6,7 @@
 #include "decode/translator.hpp"
 #include "metrics/bleu.hpp"
 #include "tensor/ops.hpp"
+#include "tokens/special_tokens.hpp"
 #include "util/error.hpp"
 #include "util/text_lines.hpp"
 
@@ -31,19 +32,19 @@ ValidationResult Validator::run(Seq2Seq& model) {
   for (const auto& indices : plan_evaluation(corpus_, config_.training.batch_tokens)) {
     Batch b = make_corpus_batch(corpus_, indices);
     Var logits = model.forward(b);
-    cross_entropy(reshape(logits, {-1, V}), b.tgt_out, 0, config_.training.label_smoothing, 1.f, &stats);
+    cross_entropy(reshape(logits, {-1, V}), b.tgt_out, kPadId, config_.training.label_smoothing, 1.f, &stats);
   }
   const double n = std::max<int64_t>(stats.labels, 1);
   r.loss = stats.loss_sum / n;
   r.nll = stats.nll_sum / n;
   r.ppl = std::exp(r.nll);
 
-  if (config_.training.validation_metric == "bleu") {
-    SearchOptions search = search_options(config_.decoding);
-    search.beam = config_.decoding.validation_beam;
+  if (config_.training.validation_metric == ValidationMetric::bleu) {
+    DecodingConfig decoding = config_.decoding;
+    decoding.beam = config_.decoding.validation_beam;
+    decoding.nbest = 1;
     std::vector<std::string> hypotheses;
-    auto batching = batching_options(config_.decoding, config_.data.max_length);
-    for (auto& t : translate_lines(model, tokenizers_, sources_, search, batching))
+    for (auto& t : translate_lines(model, tokenizers_, sources_, decoding, input_length_limit(config_)))
       hypotheses.push_back(std::move(t.nbest.front().text));
     r.bleu = metrics::corpus_bleu(hypotheses, {references_}).score;
     r.has_bleu = true;

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string>
 
+#include "../fixtures/tiny_models.hpp"
 #include "config/config.hpp"
 #include "models/factory.hpp"
 #include "text/tokenizer.hpp"
@@ -13,26 +14,16 @@
 namespace heed::test {
 
 // Writes the model directory `dir` (created if needed) and returns it.
-inline std::string make_tiny_model_dir(const std::string& dir, const std::string& arch = "gru-bahdanau") {
+inline std::string make_tiny_model_dir(const std::string& dir, Arch arch = Arch::gru_bahdanau) {
   std::filesystem::create_directories(dir);
   Config config = default_config();
-  config.model.arch = arch;
-  config.model.gru.emb_dim = 16;
-  config.model.gru.enc_hidden = 16;
-  config.model.gru.dec_hidden = 16;
-  config.model.gru.attn_dim = 12;
-  config.model.gru.readout_dim = 16;
-  config.model.transformer.d_model = 16;
-  config.model.transformer.heads = 2;
-  config.model.transformer.ffn_dim = 32;
-  config.model.transformer.enc_layers = 1;
-  config.model.transformer.dec_layers = 1;
+  config.model = fixtures::tiny_model_config(arch);
   config.decoding.max_length_ratio = 1;  // random weights rarely stop by themselves: keep outputs short
   config.decoding.max_length_offset = 2;
   TokenizerOptions tokenizer_options;
   tokenizer_options.vocab_size = 400;
   const Tokenizers tokenizers = Tokenizers::joint(Tokenizer::train(
-      {std::string(HEED_TEST_DATA) + "/text/sample.en", std::string(HEED_TEST_DATA) + "/text/sample.de"},
+      {std::string(HEED_TEST_FIXTURES) + "/text/sample.en", std::string(HEED_TEST_FIXTURES) + "/text/sample.de"},
       tokenizer_options));
   const int vocab = tokenizers.source().vocab_size();
   const auto model = make_model(config.model, vocab, vocab, config.seed);

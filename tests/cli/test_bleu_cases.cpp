@@ -1,4 +1,4 @@
-// Every sacreBLEU parity case in tests/data/bleu_cases runs through the real `heed bleu` and must
+// Every sacreBLEU parity case in tests/fixtures/bleu_cases runs through the real `heed bleu` and must
 // reproduce sacreBLEU 2.6.0's numbers to the precision it printed (see that folder's README).
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -125,7 +125,7 @@ bool check_case(const fs::path& dir) {
 
 TEST_CASE("heed bleu reproduces every sacreBLEU case") {
   std::vector<fs::path> cases;
-  for (const auto& entry : fs::directory_iterator(fs::path(HEED_TEST_DATA) / "bleu_cases"))
+  for (const auto& entry : fs::directory_iterator(fs::path(HEED_TEST_FIXTURES) / "bleu_cases"))
     if (entry.is_directory()) cases.push_back(entry.path());
   std::sort(cases.begin(), cases.end());
   REQUIRE(cases.size() >= 28);

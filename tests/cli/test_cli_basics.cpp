@@ -112,7 +112,7 @@ TEST_CASE("config show prints the effective config; config schema the schema", "
   heed::Config expected = heed::default_config();
   expected.training.batch_tokens = 500;
   expected.training.learning_rate = 0.0005f;
-  expected.model.arch = "transformer";
+  expected.model.arch = heed::Arch::transformer;
   CHECK(heed::config_from_json(nlohmann::json::parse(r.out), "stdout") == expected);
 
   r = run("config schema");

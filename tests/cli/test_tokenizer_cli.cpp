@@ -14,8 +14,8 @@
 namespace {
 
 const std::string kHeed = std::string(HEED_BINARY) + " --threads 1 --quiet";
-const std::string kSampleEn = std::string(HEED_TEST_DATA) + "/text/sample.en";
-const std::string kSampleDe = std::string(HEED_TEST_DATA) + "/text/sample.de";
+const std::string kSampleEn = std::string(HEED_TEST_FIXTURES) + "/text/sample.en";
+const std::string kSampleDe = std::string(HEED_TEST_FIXTURES) + "/text/sample.de";
 
 struct Result {
   int exit_code;

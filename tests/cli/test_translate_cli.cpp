@@ -187,7 +187,52 @@ TEST_CASE("translate: exit codes", "[cli][translate]") {
   CHECK(run(translate("--length-penalty -1 -i " + kInput)).exit_code == 2);
   const Result nbest = run(translate("--beam 2 --nbest 3 -i " + kInput));
   CHECK(nbest.exit_code == 2);
-  CHECK(nbest.err.find("--nbest 3 needs a beam at least as wide") != std::string::npos);
+  CHECK(nbest.err.find("decoding.nbest 3 needs a beam at least as wide (decoding.beam is 2)") != std::string::npos);
   CHECK(run(kHeed + " translate -i " + kInput).exit_code == 2);  // -m is required
   CHECK(run(translate("--no-such-flag")).exit_code == 2);
+}
+
+TEST_CASE("translate: --set decoding.KEY=VALUE and the generated flags set the same field", "[cli][translate]") {
+  model_dir();
+  const Result by_flag = run(translate("--beam 3 --nbest 2 -i " + kInput));
+  const Result by_set = run(translate("--set decoding.beam=3 --set decoding.nbest=2 -i " + kInput));
+  REQUIRE(by_flag.exit_code == 0);
+  REQUIRE(by_set.exit_code == 0);
+  CHECK(by_set.out == by_flag.out);
+  CHECK(split_lines(by_set.out).size() == 2 * 3 + 1);  // n-best lines: two per sentence, one for the empty line
+  const Result beam8 = run(translate("--set decoding.beam=8 -i " + kInput));
+  CHECK(beam8.exit_code == 0);
+  CHECK(beam8.out == run(translate("--beam 8 -i " + kInput)).out);
+  // A flag overrides the model's config, --set overrides a flag (applied after it).
+  CHECK(run(translate("--beam 2 --set decoding.beam=8 -i " + kInput)).out == beam8.out);
+
+  const Result wrong_section = run(translate("--set model.dropout=0.5 -i " + kInput));
+  CHECK(wrong_section.exit_code == 2);
+  CHECK(wrong_section.err.find("heed translate takes decoding.* fields only") != std::string::npos);
+  const Result bad_value = run(translate("--set decoding.beam=0 -i " + kInput));
+  CHECK(bad_value.exit_code == 2);
+  CHECK(bad_value.err == "heed: error: --set: decoding.beam: got 0, expected an integer >= 1\n");
+  const Result bad_flag = run(translate("--beam 0 -i " + kInput));
+  CHECK(bad_flag.err == "heed: error: --beam: decoding.beam: got 0, expected an integer >= 1\n");
+}
+
+TEST_CASE("translate --help lists every decoding field with its default", "[cli][translate]") {
+  const Result help = run(kHeed + " translate --help");
+  REQUIRE(help.exit_code == 0);
+  const std::vector<std::pair<std::string, std::string>> fields = {
+      {"--beam", "decoding.beam; default 5"},
+      {"--length-penalty", "decoding.length_penalty; default 1.0"},
+      {"--max-length-ratio", "decoding.max_length_ratio; default 2.0"},
+      {"--max-length-offset", "decoding.max_length_offset; default 10"},
+      {"--nbest", "decoding.nbest; default 1"},
+      {"--allow-unk", "decoding.allow_unk; default false"},
+      {"--batch-size", "decoding.batch_size; default 32"},
+      {"--batch-tokens", "decoding.batch_tokens; default 0"},
+      {"--max-input-length", "decoding.max_input_length; default 0"}};
+  for (const auto& [flag, text] : fields) {
+    INFO(flag);
+    CHECK(help.out.find(flag) != std::string::npos);
+    CHECK(help.out.find(text) != std::string::npos);
+  }
+  CHECK(help.out.find("--validation-beam") == std::string::npos);  // a training setting
 }

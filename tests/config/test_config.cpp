@@ -54,18 +54,18 @@ TEST_CASE("defaults are the documented values") {
   Config c = heed::default_config();
   CHECK(c.model_dir == "");
   CHECK(c.seed == 1);
-  CHECK(c.model.arch == "gru-bahdanau");
+  CHECK(c.model.arch == heed::Arch::gru_bahdanau);
   CHECK(c.model.dropout == 0.1f);
   CHECK(c.model.gru.enc_hidden == 512);
-  CHECK(c.model.gru.readout_act == "tanh");
+  CHECK(c.model.gru.readout_act == heed::ReadoutActivation::tanh);
   CHECK(c.model.transformer.heads == 4);
-  CHECK(c.model.transformer.activation == "relu");
+  CHECK(c.model.transformer.activation == heed::FeedForwardActivation::relu);
   CHECK(c.data.train_src.empty());
   CHECK(c.data.max_length == 100);
   CHECK(c.tokenizer.vocab_size == 8000);
   CHECK(c.tokenizer.character_coverage == 0.9995);
   CHECK(c.training.learning_rate == 1e-3f);
-  CHECK(c.training.schedule == "constant");
+  CHECK(c.training.schedule == heed::ScheduleKind::constant);
   CHECK(c.training.validate_every == 1000);
   CHECK(c.decoding.beam == 5);
   CHECK(c.decoding.max_length_offset == 10);
@@ -85,7 +85,7 @@ TEST_CASE("fields are read from their sections") {
   Config c = heed::config_from_json(j, "test.json");
   CHECK(c.seed == 7);
   CHECK(c.model_dir == "runs/x");
-  CHECK(c.model.arch == "transformer");
+  CHECK(c.model.arch == heed::Arch::transformer);
   CHECK(c.model.transformer.d_model == 128);
   CHECK(c.model.transformer.heads == 8);
   CHECK(c.model.transformer.pre_norm);
@@ -201,8 +201,38 @@ TEST_CASE("rules across fields name every field involved") {
         "test.json: data.max_length_ratio: got 0.5, expected 0 (off) or a number >= 1");
   CHECK(error_for({{"training", {{"schedule", "inverse-sqrt"}}}}) ==
         "test.json: training.warmup_steps: the inverse-sqrt schedule needs warmup_steps >= 1 (got 0)");
+  // Checked when the config loads, not at the first update after the corpus has loaded.
+  CHECK(error_for({{"training", {{"schedule", "cosine"}}}}) ==
+        "test.json: training.schedule cosine needs training.max_steps > 0 (it decays to min_learning_rate at max_steps)");
+  CHECK(error_for({{"training", {{"schedule", "linear"}, {"max_steps", 0}}}}) ==
+        "test.json: training.schedule linear needs training.max_steps > 0 (it decays to min_learning_rate at max_steps)");
+  CHECK(error_for({{"decoding", {{"beam", 0}}}}) == "test.json: decoding.beam: got 0, expected an integer >= 1");
+  CHECK(error_for({{"decoding", {{"length_penalty", -1}}}}) ==
+        "test.json: decoding.length_penalty: got -1, expected a number >= 0");
+  CHECK(error_for({{"decoding", {{"beam", 2}, {"nbest", 3}}}}) ==
+        "test.json: decoding.nbest 3 needs a beam at least as wide (decoding.beam is 2)");
   CHECK(error_for({{"training", {{"min_learning_rate", 0.01}}}}) ==
         "test.json: training.min_learning_rate must not exceed training.learning_rate");
+}
+
+TEST_CASE("fixed choices are parsed into enums when the config loads") {
+  const Config c = heed::config_from_json(
+      {{"model", {{"arch", "transformer"}, {"gru", {{"readout_act", "linear"}}}, {"transformer", {{"activation", "gelu"}}}}},
+       {"training", {{"optimizer", "adamw"}, {"schedule", "inverse-sqrt"}, {"warmup_steps", 4}, {"batch_unit", "target"},
+                     {"validation_metric", "cross-entropy"}}}},
+      "test.json");
+  CHECK(c.model.arch == heed::Arch::transformer);
+  CHECK(c.model.gru.readout_act == heed::ReadoutActivation::linear);
+  CHECK(c.model.transformer.activation == heed::FeedForwardActivation::gelu);
+  CHECK(c.training.optimizer == heed::OptimizerKind::adamw);
+  CHECK(c.training.schedule == heed::ScheduleKind::inverse_sqrt);
+  CHECK(c.training.batch_unit == heed::BatchUnit::target);
+  CHECK(c.training.validation_metric == heed::ValidationMetric::cross_entropy);
+  CHECK(heed::name_of(c.training.schedule) == "inverse-sqrt");
+  CHECK(heed::name_of(c.training.validation_metric) == "cross-entropy");
+  CHECK(heed::to_json(c)["training"]["batch_unit"] == "target");
+  CHECK(error_for({{"training", {{"batch_unit", "tokens"}}}}) ==
+        "test.json: training.batch_unit: got \"tokens\", expected one of \"padded\", \"target\"");
 }
 
 TEST_CASE("--set overrides are applied in order and validated the same way") {
@@ -212,7 +242,7 @@ TEST_CASE("--set overrides are applied in order and validated the same way") {
                                       "model_dir=123", "decoding.beam=3", "decoding.beam=4", "training.max_time=15m"});
   CHECK(c.training.learning_rate == 0.0005f);
   CHECK(c.training.batch_tokens == 500);  // from the file
-  CHECK(c.model.arch == "transformer");  // not JSON: taken as a string
+  CHECK(c.model.arch == heed::Arch::transformer);  // not JSON: taken as a string
   CHECK(c.data.train_src == std::vector<std::string>{"a.en", "b.en"});  // parsed as JSON
   CHECK(c.model_dir == "123");  // a string field takes the text as it is
   CHECK(c.decoding.beam == 4);  // the last one wins
@@ -247,14 +277,15 @@ TEST_CASE("apply_override edits the JSON tree") {
 TEST_CASE("the effective config round-trips through JSON and a model directory") {
   Config c = heed::default_config();
   c.seed = 123456789012345ULL;
-  c.model.arch = "transformer";
+  c.model.arch = heed::Arch::transformer;
   c.model.dropout = 0.3f;
-  c.model.transformer.activation = "gelu";
+  c.model.transformer.activation = heed::FeedForwardActivation::gelu;
   c.data.train_src = {"x.en", "y.en"};
   c.data.train_tgt = {"x.de", "y.de"};
   c.tokenizer.character_coverage = 0.98;
   c.training.learning_rate = 7e-4f;
-  c.training.schedule = "cosine";
+  c.training.schedule = heed::ScheduleKind::cosine;
+  c.training.max_steps = 1000;
   c.training.max_time = 3600;
   c.decoding.length_penalty = 0.6f;
 

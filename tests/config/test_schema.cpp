@@ -86,9 +86,9 @@ TEST_CASE("the example configs differ from the defaults only where documented") 
 
   heed::Config transformer = heed::load_config((configs_dir() / "transformer.json").string());
   expected.model_dir = "runs/transformer";
-  expected.model.arch = "transformer";
+  expected.model.arch = heed::Arch::transformer;
   expected.training.learning_rate = 5e-4f;
-  expected.training.schedule = "inverse-sqrt";
+  expected.training.schedule = heed::ScheduleKind::inverse_sqrt;
   expected.training.warmup_steps = 4000;
   expected.training.beta2 = 0.98f;
   expected.training.eps = 1e-9f;

@@ -8,13 +8,13 @@
 #include "decode/beam_search.hpp"
 #include "models/factory.hpp"
 #include "table_model.hpp"
+#include "../fixtures/tiny_models.hpp"
 
 using namespace heed;
 using heed::test::TableModel;
 
 namespace {
 
-constexpr int32_t kUnk = 1, kEos = 3;
 
 struct Scored {
   std::vector<int32_t> tokens;
@@ -30,7 +30,7 @@ float normalise(float log_prob, size_t tokens, float alpha) {
 void enumerate(const TableModel& m, int32_t key, int max_len, float alpha, int vocab, std::vector<int32_t>& prefix,
                float sum, std::vector<Scored>& out) {
   const auto lp = m.log_probs(key, prefix);
-  const float total = sum + lp[kEos];
+  const float total = sum + lp[kEosId];
   out.push_back({prefix, total, normalise(total, prefix.size(), alpha)});
   if (int(prefix.size()) == max_len) return;
   for (int32_t v = 4; v < vocab; ++v) {
@@ -61,7 +61,7 @@ float path_log_prob(const TableModel& m, int32_t key, const std::vector<int32_t>
     sum += m.log_probs(key, prefix)[t];
     prefix.push_back(t);
   }
-  return sum + m.log_probs(key, prefix)[kEos];
+  return sum + m.log_probs(key, prefix)[kEosId];
 }
 
 }  // namespace
@@ -69,7 +69,7 @@ float path_log_prob(const TableModel& m, int32_t key, const std::vector<int32_t>
 TEST_CASE("a beam as wide as the search space returns the exhaustive optimum", "[beam]") {
   const int vocab = 7;  // 4 specials + 3 words
   TableModel model(vocab, 11);
-  SearchOptions opt;
+  DecodingConfig opt;
   opt.beam = 256;  // more than the 121 hypotheses of up to 4 words
   opt.max_length_ratio = 1;
   opt.max_length_offset = 2;  // 2 source tokens → at most 4 output tokens
@@ -94,8 +94,8 @@ TEST_CASE("early stopping never drops a hypothesis that could still win under le
   // gain so much from the normalisation that hypotheses that look worse now win later.
   const int vocab = 7;
   TableModel model(vocab, 21);
-  model.set_first_step_bias(kEos, 3.f);
-  SearchOptions opt;
+  model.set_first_step_bias(kEosId, 3.f);
+  DecodingConfig opt;
   opt.beam = 4096;
   opt.max_length_ratio = 2;
   opt.max_length_offset = 2;  // 2 source tokens → at most 6 output tokens: 1093 hypotheses
@@ -115,7 +115,7 @@ TEST_CASE("early stopping never drops a hypothesis that could still win under le
 TEST_CASE("with a full-width beam the n-best list is the top of the enumeration", "[beam]") {
   const int vocab = 7;
   TableModel model(vocab, 5);
-  SearchOptions opt;
+  DecodingConfig opt;
   opt.beam = 256;
   opt.nbest = 8;
   opt.max_length_ratio = 1;
@@ -135,8 +135,8 @@ TEST_CASE("with a full-width beam the n-best list is the top of the enumeration"
 TEST_CASE("beam 1 equals greedy argmax decoding", "[beam]") {
   const int vocab = 40;
   TableModel model(vocab, 3);
-  model.set_bias(kEos, -1.5f);  // longer outputs
-  SearchOptions opt;
+  model.set_bias(kEosId, -1.5f);  // longer outputs
+  DecodingConfig opt;
   opt.beam = 1;
   opt.max_length_ratio = 2;
   opt.max_length_offset = 3;
@@ -146,12 +146,12 @@ TEST_CASE("beam 1 equals greedy argmax decoding", "[beam]") {
     float log_prob = 0;
     for (;;) {
       const auto lp = model.log_probs(key, greedy);
-      int32_t best = kEos;
+      int32_t best = kEosId;
       if (int(greedy.size()) < max_len)
         for (int32_t v = 3; v < vocab; ++v)  // </s> and the words; <pad> <unk> <s> are banned
           if (lp[v] > lp[best]) best = v;
       log_prob += lp[best];
-      if (best == kEos) break;
+      if (best == kEosId) break;
       greedy.push_back(best);
     }
     const auto got = beam_search(model, one_sentence(key, 4), opt)[0];
@@ -164,8 +164,8 @@ TEST_CASE("beam 1 equals greedy argmax decoding", "[beam]") {
 TEST_CASE("n-best lists hold K distinct hypotheses sorted by score, scores matching the model", "[beam]") {
   const int vocab = 30;
   TableModel model(vocab, 8);
-  model.set_bias(kEos, -1.f);
-  SearchOptions opt;
+  model.set_bias(kEosId, -1.f);
+  DecodingConfig opt;
   opt.beam = 6;
   opt.nbest = 6;
   opt.length_penalty = 0.8f;
@@ -187,7 +187,7 @@ TEST_CASE("<pad> and <s> are never produced, <unk> only when allowed", "[beam]")
   const int vocab = 12;
   TableModel model(vocab, 2);
   for (int32_t special : {0, 1, 2}) model.set_bias(special, 8.f);  // by far the likeliest tokens
-  SearchOptions opt;
+  DecodingConfig opt;
   opt.beam = 3;
   opt.nbest = 3;
   auto count = [&](bool allow_unk, int32_t token) {
@@ -204,18 +204,18 @@ TEST_CASE("<pad> and <s> are never produced, <unk> only when allowed", "[beam]")
   CHECK(count(false, 2) == 0);
   CHECK(count(true, 0) == 0);
   CHECK(count(true, 2) == 0);
-  CHECK(count(true, kUnk) > 0);
+  CHECK(count(true, kUnkId) > 0);
 }
 
 TEST_CASE("the length limit is ceil(ratio * source length) + offset, where </s> is forced", "[beam]") {
-  SearchOptions opt;
+  DecodingConfig opt;
   opt.max_length_ratio = 1.5f;
   opt.max_length_offset = 2;
   CHECK(max_output_length(3, opt) == 7);  // ceil(4.5) + 2
   CHECK(max_output_length(4, opt) == 8);
 
   TableModel model(20, 4);
-  model.set_bias(kEos, -30.f);  // </s> never wins on its own
+  model.set_bias(kEosId, -30.f);  // </s> never wins on its own
   opt.beam = 3;
   for (int source_tokens : {1, 3, 6}) {
     const auto got = beam_search(model, one_sentence(7, source_tokens), opt)[0];
@@ -224,23 +224,17 @@ TEST_CASE("the length limit is ceil(ratio * source length) + offset, where </s> 
 }
 
 TEST_CASE("the length limit never passes the model's decoder positions", "[beam]") {
-  SearchOptions opt;
+  DecodingConfig opt;
   opt.max_length_ratio = 3.f;
   opt.max_length_offset = 5;
   opt.beam = 3;
   TableModel model(20, 4);
-  model.set_bias(kEos, -30.f);
+  model.set_bias(kEosId, -30.f);
   model.set_max_positions(6);  // steps 0..5: five tokens, then </s>
   const auto capped = beam_search(model, one_sentence(7, 4), opt);
   for (const auto& hyp : capped[0]) CHECK(hyp.tokens.size() == 5);
 
-  ModelConfig c;  // a real model that throws past its positions
-  c.arch = "transformer";
-  c.transformer.d_model = 8;
-  c.transformer.heads = 2;
-  c.transformer.ffn_dim = 8;
-  c.transformer.enc_layers = 1;
-  c.transformer.dec_layers = 1;
+  ModelConfig c = fixtures::tiny_model_config(Arch::transformer);  // a real model that throws past its positions
   c.transformer.max_positions = 6;
   auto transformer = make_model(c, 29, 29, 1);
   std::vector<std::vector<Hypothesis>> got;
@@ -250,8 +244,8 @@ TEST_CASE("the length limit never passes the model's decoder positions", "[beam]
 
 TEST_CASE("search stops once no live hypothesis can beat the best finished one", "[beam]") {
   TableModel model(20, 6);
-  model.set_bias(kEos, 6.f);  // </s> first is far more likely than any word
-  SearchOptions opt;
+  model.set_bias(kEosId, 6.f);  // </s> first is far more likely than any word
+  DecodingConfig opt;
   opt.beam = 4;
   opt.length_penalty = 0;  // live scores can only fall
   const auto got = beam_search(model, one_sentence(9, 5), opt)[0];
@@ -261,8 +255,8 @@ TEST_CASE("search stops once no live hypothesis can beat the best finished one",
 
 TEST_CASE("attention rows follow the hypothesis, one per token and </s>, over the real source", "[beam]") {
   TableModel model(15, 9);
-  model.set_bias(kEos, -2.f);
-  SearchOptions opt;
+  model.set_bias(kEosId, -2.f);
+  DecodingConfig opt;
   opt.beam = 4;
   opt.nbest = 4;
   // Two sentences of different lengths: the shorter one's rows carry padding it must not see.
@@ -283,8 +277,8 @@ TEST_CASE("attention rows follow the hypothesis, one per token and </s>, over th
 
 TEST_CASE("a batch gives each sentence the result it gets alone; finished sentences leave the batch", "[beam]") {
   TableModel model(25, 12);
-  model.set_bias(kEos, -1.f);
-  SearchOptions opt;
+  model.set_bias(kEosId, -1.f);
+  DecodingConfig opt;
   opt.beam = 5;
   opt.nbest = 3;
   const std::vector<std::vector<int32_t>> sources = {{4, 5, 5, 5, 5, 5, 5}, {9}, {7, 5, 5}, {12, 5}, {21, 5, 5, 5}};
@@ -300,7 +294,7 @@ TEST_CASE("a batch gives each sentence the result it gets alone; finished senten
   }
   // The 1-token sentence may produce at most 2·1 + 10 tokens; after that it holds no rows.
   TableModel fresh(25, 12);
-  fresh.set_bias(kEos, -30.f);
+  fresh.set_bias(kEosId, -30.f);
   beam_search(fresh, make_batch({{4, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5}, {9}}, {}), opt);
   const int short_limit = max_output_length(1, opt);
   REQUIRE(int(fresh.step_rows.size()) > short_limit + 1);
@@ -311,24 +305,10 @@ TEST_CASE("a batch gives each sentence the result it gets alone; finished senten
 TEST_CASE("search runs in eval mode and restores the training flag", "[beam]") {
   TableModel model(10, 1);
   model.set_training(true);
-  SearchOptions opt;
+  DecodingConfig opt;
   beam_search(model, one_sentence(5, 2), opt);
   CHECK_FALSE(model.training_in_step);
   CHECK(model.training());
-}
-
-TEST_CASE("invalid search options are usage errors", "[beam]") {
-  TableModel model(10, 1);
-  const Batch batch = one_sentence(5, 2);
-  SearchOptions opt;
-  opt.beam = 0;
-  CHECK_THROWS_AS(beam_search(model, batch, opt), UsageError);
-  opt.beam = 2;
-  opt.nbest = 3;
-  CHECK_THROWS_WITH(beam_search(model, batch, opt), Catch::Contains("n-best size must be between 1 and the beam size 2"));
-  opt.nbest = 1;
-  opt.length_penalty = -1;
-  CHECK_THROWS_AS(beam_search(model, batch, opt), UsageError);
 }
 
 TEST_CASE("the search's log-normaliser is log Σ exp of the logits, stable for large ones", "[beam]") {

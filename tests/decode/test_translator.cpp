@@ -9,6 +9,7 @@
 #include "models/factory.hpp"
 #include "util/text_lines.hpp"
 #include "util/threads.hpp"
+#include "../fixtures/tiny_models.hpp"
 
 using namespace heed;
 
@@ -19,31 +20,28 @@ const Tokenizers& sample_tokenizers() {
     TokenizerOptions opts;
     opts.vocab_size = 400;
     return Tokenizers::joint(Tokenizer::train(
-        {std::string(HEED_TEST_DATA) + "/text/sample.en", std::string(HEED_TEST_DATA) + "/text/sample.de"}, opts));
+        {std::string(HEED_TEST_FIXTURES) + "/text/sample.en", std::string(HEED_TEST_FIXTURES) + "/text/sample.de"}, opts));
   }();
   return t;
 }
 
 std::unique_ptr<Seq2Seq> tiny_gru() {
-  ModelConfig c;
-  c.gru.emb_dim = 16;
-  c.gru.enc_hidden = 16;
-  c.gru.dec_hidden = 16;
-  c.gru.attn_dim = 12;
-  c.gru.readout_dim = 16;
+  const ModelConfig c = fixtures::tiny_model_config(Arch::gru_bahdanau);
   const int v = sample_tokenizers().source().vocab_size();
   return make_model(c, v, v, 7);
 }
 
 std::vector<std::string> sample_lines(size_t n) {
-  auto all = read_lines_utf8(std::string(HEED_TEST_DATA) + "/text/sample.en");
+  auto all = read_lines_utf8(std::string(HEED_TEST_FIXTURES) + "/text/sample.en");
   all.resize(n);
   return all;
 }
 
-SearchOptions short_search(int beam) {
-  SearchOptions s;
+DecodingConfig short_search(int beam, int batch_size = 32, int batch_tokens = 0) {
+  DecodingConfig s;
   s.beam = beam;
+  s.batch_size = batch_size;
+  s.batch_tokens = batch_tokens;
   s.nbest = beam;
   s.max_length_ratio = 0.5f;  // random weights rarely choose </s>: keep outputs short
   s.max_length_offset = 2;
@@ -68,16 +66,9 @@ void check_same(const std::vector<TranslationResult>& a, const std::vector<Trans
 TEST_CASE("translating line by line and in batches gives identical output", "[translator]") {
   auto model = tiny_gru();
   const auto lines = sample_lines(24);
-  const SearchOptions search = short_search(3);
-  BatchingOptions one_by_one;
-  one_by_one.batch_size = 1;
-  const auto expected = translate_lines(*model, sample_tokenizers(), lines, search, one_by_one);
-  BatchingOptions by_sentences;
-  by_sentences.batch_size = 10;
-  check_same(translate_lines(*model, sample_tokenizers(), lines, search, by_sentences), expected);
-  BatchingOptions by_tokens;
-  by_tokens.batch_tokens = 150;
-  check_same(translate_lines(*model, sample_tokenizers(), lines, search, by_tokens), expected);
+  const auto expected = translate_lines(*model, sample_tokenizers(), lines, short_search(3, 1), 0);
+  check_same(translate_lines(*model, sample_tokenizers(), lines, short_search(3, 10), 0), expected);
+  check_same(translate_lines(*model, sample_tokenizers(), lines, short_search(3, 32, 150), 0), expected);
   for (const auto& r : expected) {
     REQUIRE(r.nbest.size() == 3);
     CHECK_FALSE(r.nbest[0].tokens.empty());
@@ -95,9 +86,7 @@ TEST_CASE("line count and order are kept; empty lines give empty translations", 
   lines.insert(lines.begin() + 2, "");
   lines.insert(lines.begin(), "");
   lines.push_back("");
-  BatchingOptions batching;
-  batching.batch_size = 4;
-  const auto results = translate_lines(*model, sample_tokenizers(), lines, short_search(2), batching);
+  const auto results = translate_lines(*model, sample_tokenizers(), lines, short_search(2, 4), 0);
   REQUIRE(results.size() == lines.size());
   for (size_t i = 0; i < lines.size(); ++i) {
     INFO("line " << i);
@@ -107,7 +96,7 @@ TEST_CASE("line count and order are kept; empty lines give empty translations", 
       CHECK(results[i].nbest[0].score == 0);
       continue;
     }
-    const auto alone = translate_lines(*model, sample_tokenizers(), {lines[i]}, short_search(2), batching);
+    const auto alone = translate_lines(*model, sample_tokenizers(), {lines[i]}, short_search(2, 4), 0);
     CHECK(results[i].nbest[0].text == alone[0].nbest[0].text);
     CHECK(results[i].source_tokens.size() == sample_tokenizers().source().encode(lines[i]).size());
   }
@@ -116,9 +105,7 @@ TEST_CASE("line count and order are kept; empty lines give empty translations", 
 TEST_CASE("inputs longer than the limit are truncated and flagged", "[translator]") {
   auto model = tiny_gru();
   const std::vector<std::string> lines = {"a b", "this line has many more words than the limit allows"};
-  BatchingOptions batching;
-  batching.max_input_length = 4;
-  const auto results = translate_lines(*model, sample_tokenizers(), lines, short_search(1), batching);
+  const auto results = translate_lines(*model, sample_tokenizers(), lines, short_search(1), /*max_input_length=*/4);
   CHECK_FALSE(results[0].truncated);
   CHECK(results[0].source_tokens.size() == 2);
   CHECK(results[1].truncated);
@@ -131,29 +118,25 @@ TEST_CASE("inputs longer than the limit are truncated and flagged", "[translator
 TEST_CASE("translation keeps the model's training flag", "[translator]") {
   auto model = tiny_gru();
   model->set_training(true);
-  translate_lines(*model, sample_tokenizers(), {"hello"}, short_search(1), BatchingOptions{});
+  translate_lines(*model, sample_tokenizers(), {"hello"}, short_search(1), 0);
   CHECK(model->training());
 }
 
 TEST_CASE("two threads take whole batches each and give the one-thread results", "[translator]") {
-  ModelConfig transformer;
-  transformer.arch = "transformer";
-  transformer.transformer = {.d_model = 16, .heads = 2, .ffn_dim = 24, .enc_layers = 1, .dec_layers = 1};
+  const ModelConfig transformer = fixtures::tiny_model_config(Arch::transformer);
   const int v = sample_tokenizers().source().vocab_size();
   std::vector<std::unique_ptr<Seq2Seq>> models;
   models.push_back(tiny_gru());
   models.push_back(make_model(transformer, v, v, 5));
   const auto lines = sample_lines(40);
-  BatchingOptions batching;
-  batching.batch_size = 3;  // many batches, of unequal lengths
   for (auto& model : models) {
     INFO(model->arch());
     model->set_training(true);  // the workers must all see evaluation mode (no dropout)
     for (int beam : {1, 3}) {
       set_num_threads(1);
-      const auto alone = translate_lines(*model, sample_tokenizers(), lines, short_search(beam), batching);
+      const auto alone = translate_lines(*model, sample_tokenizers(), lines, short_search(beam, 3), 0);  // many batches
       set_num_threads(2);
-      const auto shared = translate_lines(*model, sample_tokenizers(), lines, short_search(beam), batching);
+      const auto shared = translate_lines(*model, sample_tokenizers(), lines, short_search(beam, 3), 0);
       CHECK(omp_get_max_threads() == 2);  // the workers' one-thread setting ends with them (training goes on)
       set_num_threads(1);
       REQUIRE(shared.size() == alone.size());

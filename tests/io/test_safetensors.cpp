@@ -123,7 +123,7 @@ TEST_CASE("every tensor the writer places is aligned to its element size") {
 }
 
 TEST_CASE("the golden file of the PyTorch reference reads with its documented values") {
-  const SafeTensorFile g = read_safetensors(HEED_TEST_DATA "/golden/gru-tiny.safetensors");
+  const SafeTensorFile g = read_safetensors(HEED_TEST_FIXTURES "/golden/gru-tiny.safetensors");
   CHECK(g.tensors.size() == 69);
   const SafeTensor& src = g.at("batch.src");
   CHECK(src.dtype == "I64");
@@ -189,7 +189,7 @@ TEST_CASE("every corrupt file gives a clear error naming the file and the defect
   CHECK_THAT(error_of(image(R"({"__metadata__":{"k":3}})", "")), Catch::Contains("must be a string"));
 
   // A truncated copy of a real file: the data section is short.
-  const std::string golden = read_file(HEED_TEST_DATA "/golden/gru-tiny.safetensors");
+  const std::string golden = read_file(HEED_TEST_FIXTURES "/golden/gru-tiny.safetensors");
   CHECK_THAT(error_of(golden.substr(0, golden.size() - 1)), Catch::Contains("out of range"));
   // A missing file names the path.
   CHECK_THROWS_WITH(read_safetensors("/nonexistent/x.safetensors"), Catch::Contains("/nonexistent/x.safetensors"));

@@ -1,5 +1,5 @@
 #pragma once
-// Loading the PyTorch reference's golden files (tests/data/golden, see its README) into heed
+// Loading the PyTorch reference's golden files (tests/fixtures/golden, see its README) into heed
 // models, and the comparisons its README asks for.
 #include <catch2/catch.hpp>
 
@@ -8,13 +8,13 @@
 #include <string>
 
 #include "io/safetensors.hpp"
-#include "models/batch.hpp"
+#include "tokens/batch.hpp"
 #include "models/seq2seq.hpp"
 
 namespace heed::golden {
 
 inline SafeTensorFile load(const std::string& name) {
-  return read_safetensors(std::string(HEED_TEST_DATA) + "/golden/" + name + ".safetensors");
+  return read_safetensors(std::string(HEED_TEST_FIXTURES) + "/golden/" + name + ".safetensors");
 }
 
 inline int meta_int(const SafeTensorFile& f, const std::string& key) { return std::stoi(f.metadata.at(key)); }

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "models/batch.hpp"
+#include "tokens/batch.hpp"
 #include "models/seq2seq.hpp"
 #include "tensor/ops.hpp"
 

@@ -1,4 +1,4 @@
-// The GRU model against the PyTorch reference, tensor by tensor (tests/data/golden/README.md):
+// The GRU model against the PyTorch reference, tensor by tensor (tests/fixtures/golden/README.md):
 // logits 1e-5 absolute, loss 1e-6 relative, every gradient max|diff| ≤ 1e-4·max|golden| + 1e-8.
 #include <catch2/catch.hpp>
 
@@ -11,14 +11,14 @@ using namespace heed;
 namespace {
 ModelConfig config_from(const SafeTensorFile& f) {
   ModelConfig c;
-  c.arch = "gru-bahdanau";
+  c.arch = Arch::gru_bahdanau;
   c.dropout = 0;
   c.gru.emb_dim = golden::meta_int(f, "emb");
   c.gru.enc_hidden = golden::meta_int(f, "enc_hidden");
   c.gru.dec_hidden = golden::meta_int(f, "dec_hidden");
   c.gru.attn_dim = golden::meta_int(f, "attn_dim");
   c.gru.readout_dim = golden::meta_int(f, "readout_dim");
-  c.gru.readout_act = f.metadata.at("readout_act");
+  c.gru.readout_act = f.metadata.at("readout_act") == "linear" ? ReadoutActivation::linear : ReadoutActivation::tanh;
   c.gru.tie_output = f.metadata.at("tie_output") == "True" || f.metadata.at("tie_output") == "true";
   return c;
 }

@@ -4,19 +4,14 @@
 
 #include "models/gru_bahdanau.hpp"
 #include "step_checks.hpp"
+#include "../fixtures/tiny_models.hpp"
 
 using namespace heed;
 
 namespace {
 std::unique_ptr<Seq2Seq> tiny(bool tie_output, uint64_t seed) {
-  ModelConfig c;
-  c.arch = "gru-bahdanau";
+  ModelConfig c = fixtures::tiny_model_config(Arch::gru_bahdanau);
   c.dropout = 0.1f;  // must not matter: decoding runs in eval mode
-  c.gru.emb_dim = 8;
-  c.gru.enc_hidden = 10;
-  c.gru.dec_hidden = 12;
-  c.gru.attn_dim = 9;
-  c.gru.readout_dim = 8;
   c.gru.tie_output = tie_output;
   return make_gru_bahdanau(c, 29, 29, seed);
 }

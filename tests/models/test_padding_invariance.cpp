@@ -9,26 +9,11 @@
 
 #include "models/factory.hpp"
 #include "tensor/ops.hpp"
+#include "../fixtures/tiny_models.hpp"
 
 using namespace heed;
 
 namespace {
-ModelConfig tiny(const std::string& arch) {
-  ModelConfig c;
-  c.arch = arch;
-  c.dropout = 0;
-  c.gru.emb_dim = 8;
-  c.gru.enc_hidden = 10;
-  c.gru.dec_hidden = 12;
-  c.gru.attn_dim = 9;
-  c.gru.readout_dim = 8;
-  c.transformer.d_model = 16;
-  c.transformer.heads = 4;
-  c.transformer.ffn_dim = 24;
-  c.transformer.enc_layers = 2;
-  c.transformer.dec_layers = 2;
-  return c;
-}
 
 struct SentenceResult {
   Tensor states;  // [S_real, D]: encoder states of the sentence's real positions
@@ -61,9 +46,9 @@ SentenceResult run_sentence(Seq2Seq& model, const Batch& batch, int row) {
   return r;
 }
 
-void check_padding_invariance(const std::string& arch) {
+void check_padding_invariance(Arch arch) {
   const int V = 31;
-  auto model = make_model(tiny(arch), V, V, 17);
+  auto model = make_model(fixtures::tiny_model_config(arch), V, V, 17);
   model->set_training(true);
   const std::vector<int32_t> src = {5, 6, 7, 8}, tgt = {9, 10, 11};
   Batch alone = make_batch({src}, {tgt});
@@ -94,8 +79,8 @@ void check_padding_invariance(const std::string& arch) {
 }
 }  // namespace
 
-TEST_CASE("GRU-Bahdanau results do not depend on padding", "[gru][padding]") { check_padding_invariance("gru-bahdanau"); }
+TEST_CASE("GRU-Bahdanau results do not depend on padding", "[gru][padding]") { check_padding_invariance(Arch::gru_bahdanau); }
 
 TEST_CASE("Transformer results do not depend on padding", "[transformer][padding]") {
-  check_padding_invariance("transformer");
+  check_padding_invariance(Arch::transformer);
 }

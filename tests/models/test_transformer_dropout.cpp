@@ -3,19 +3,14 @@
 
 #include "models/transformer.hpp"
 #include "tensor/ops.hpp"
+#include "../fixtures/tiny_models.hpp"
 
 using namespace heed;
 
 namespace {
 ModelConfig tiny(float dropout) {
-  ModelConfig c;
-  c.arch = "transformer";
+  ModelConfig c = fixtures::tiny_model_config(Arch::transformer);
   c.dropout = dropout;
-  c.transformer.d_model = 8;
-  c.transformer.heads = 2;
-  c.transformer.ffn_dim = 12;
-  c.transformer.enc_layers = 1;
-  c.transformer.dec_layers = 1;
   return c;
 }
 

@@ -1,4 +1,4 @@
-// The Transformer against the PyTorch reference, tensor by tensor (tests/data/golden/README.md):
+// The Transformer against the PyTorch reference, tensor by tensor (tests/fixtures/golden/README.md):
 // logits 1e-5 absolute, loss 1e-6 relative, every gradient max|diff| ≤ 1e-4·max|golden| + 1e-8;
 // and the closed-form parameter count against the reference's formula and its files.
 #include <catch2/catch.hpp>
@@ -7,13 +7,14 @@
 #include "models/factory.hpp"
 #include "models/transformer.hpp"
 #include "tensor/ops.hpp"
+#include "util/error.hpp"
 
 using namespace heed;
 
 namespace {
 ModelConfig config_from(const SafeTensorFile& f) {
   ModelConfig c;
-  c.arch = "transformer";
+  c.arch = Arch::transformer;
   c.dropout = 0;
   c.transformer.d_model = golden::meta_int(f, "d_model");
   c.transformer.heads = golden::meta_int(f, "heads");
@@ -68,7 +69,7 @@ TEST_CASE("Transformer matches the PyTorch reference tensor by tensor", "[transf
 
 TEST_CASE("Transformer parameter count equals the reference formula", "[transformer]") {
   ModelConfig c;
-  c.arch = "transformer";
+  c.arch = Arch::transformer;
   SECTION("defaults, V = 8000: the reference README's 9,625,600") {
     CHECK(transformer_parameter_count(c, 8000, 8000) == 9625600);
     CHECK(model_parameter_count(c, 8000, 8000) == 9625600);

@@ -15,7 +15,7 @@ using namespace heed;
 namespace {
 void check_transformer(bool pre_norm) {
   ModelConfig c;
-  c.arch = "transformer";
+  c.arch = Arch::transformer;
   c.dropout = 0;
   c.transformer.d_model = 4;
   c.transformer.heads = 2;
@@ -23,7 +23,7 @@ void check_transformer(bool pre_norm) {
   c.transformer.enc_layers = 1;
   c.transformer.dec_layers = 2;
   c.transformer.pre_norm = pre_norm;
-  c.transformer.activation = "gelu";
+  c.transformer.activation = FeedForwardActivation::gelu;
   const int V = 7;
   auto model = make_transformer(c, V, V, 5);
   Batch batch = make_batch({{4, 5, 6}, {6}}, {{5, 4}, {4, 6, 6, 5}});

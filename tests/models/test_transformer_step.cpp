@@ -4,19 +4,15 @@
 
 #include "models/transformer.hpp"
 #include "step_checks.hpp"
+#include "../fixtures/tiny_models.hpp"
 
 using namespace heed;
 
 namespace {
-std::unique_ptr<Seq2Seq> tiny(bool pre_norm, const std::string& activation, uint64_t seed, int heads = 4) {
-  ModelConfig c;
-  c.arch = "transformer";
+std::unique_ptr<Seq2Seq> tiny(bool pre_norm, FeedForwardActivation activation, uint64_t seed, int heads = 4) {
+  ModelConfig c = fixtures::tiny_model_config(Arch::transformer);
   c.dropout = 0.1f;  // must not matter: decoding runs in eval mode
-  c.transformer.d_model = 16;
   c.transformer.heads = heads;
-  c.transformer.ffn_dim = 24;
-  c.transformer.enc_layers = 2;
-  c.transformer.dec_layers = 2;
   c.transformer.pre_norm = pre_norm;
   c.transformer.activation = activation;
   return make_transformer(c, 29, 29, seed);
@@ -24,24 +20,18 @@ std::unique_ptr<Seq2Seq> tiny(bool pre_norm, const std::string& activation, uint
 }  // namespace
 
 TEST_CASE("Transformer step-by-step decoding equals the teacher-forced forward pass", "[transformer][step]") {
-  SECTION("post-norm, relu") { step_checks::steps_match_forward(*tiny(false, "relu", 7), step_checks::test_batch()); }
-  SECTION("pre-norm, gelu") { step_checks::steps_match_forward(*tiny(true, "gelu", 8), step_checks::test_batch()); }
-  SECTION("one head") { step_checks::steps_match_forward(*tiny(false, "relu", 9, 1), step_checks::test_batch()); }
+  SECTION("post-norm, relu") { step_checks::steps_match_forward(*tiny(false, FeedForwardActivation::relu, 7), step_checks::test_batch()); }
+  SECTION("pre-norm, gelu") { step_checks::steps_match_forward(*tiny(true, FeedForwardActivation::gelu, 8), step_checks::test_batch()); }
+  SECTION("one head") { step_checks::steps_match_forward(*tiny(false, FeedForwardActivation::relu, 9, 1), step_checks::test_batch()); }
 }
 
 TEST_CASE("Transformer reorder follows beams: repeated, permuted and dropped rows", "[transformer][step]") {
-  step_checks::reorder_follows_rows(*tiny(false, "relu", 11), step_checks::test_batch());
-  step_checks::reorder_follows_rows(*tiny(false, "relu", 12, 1), step_checks::test_batch());
+  step_checks::reorder_follows_rows(*tiny(false, FeedForwardActivation::relu, 11), step_checks::test_batch());
+  step_checks::reorder_follows_rows(*tiny(false, FeedForwardActivation::relu, 12, 1), step_checks::test_batch());
 }
 
 TEST_CASE("Transformer positions beyond max_positions are an error, not a crash", "[transformer][step]") {
-  ModelConfig c;
-  c.arch = "transformer";
-  c.transformer.d_model = 8;
-  c.transformer.heads = 2;
-  c.transformer.ffn_dim = 8;
-  c.transformer.enc_layers = 1;
-  c.transformer.dec_layers = 1;
+  ModelConfig c = fixtures::tiny_model_config(Arch::transformer);
   c.transformer.max_positions = 4;
   auto model = make_transformer(c, 29, 29, 1);
   CHECK_NOTHROW(model->encode(make_batch({{5, 6, 7}}, {})));
@@ -52,5 +42,5 @@ TEST_CASE("Transformer positions beyond max_positions are an error, not a crash"
 }
 
 TEST_CASE("Transformer decoding with held step weights equals weights prepared per batch", "[transformer][step]") {
-  step_checks::held_weights_match(*tiny(false, "relu", 13), step_checks::test_batch());
+  step_checks::held_weights_match(*tiny(false, FeedForwardActivation::relu, 13), step_checks::test_batch());
 }

@@ -57,7 +57,7 @@ TEST_CASE("round trip on every line of the real-text sample", "[tokenizer]") {
   for (const auto& line : lines) {
     const auto ids = tok.encode(line);
     REQUIRE(tok.decode(ids) == line);
-    for (int id : ids) REQUIRE(id >= Tokenizer::kFirstByte);  // never a special, never <unk>
+    for (int id : ids) REQUIRE(id >= heed::kFirstByteId);  // never a special, never <unk>
     pieces += ids.size();
   }
   // The merges must actually compress: about 2.3 bytes a piece at this small vocabulary.
@@ -87,7 +87,7 @@ TEST_CASE("round trip on random Unicode strings (property)", "[tokenizer]") {
       INFO("text: " << text);
       const auto ids = tok->encode(text);
       REQUIRE(tok->decode(ids) == text);
-      for (int id : ids) REQUIRE(id >= Tokenizer::kFirstByte);
+      for (int id : ids) REQUIRE(id >= heed::kFirstByteId);
       // Pieces shown as text map back to the same ids.
       const auto pieces = tok->encode_pieces(text);
       REQUIRE(pieces.size() == ids.size());

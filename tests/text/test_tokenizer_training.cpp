@@ -68,15 +68,15 @@ TEST_CASE("known corpus gives the hand-checked merges", "[tokenizer]") {
 
 TEST_CASE("special and byte tokens have fixed ids", "[tokenizer]") {
   const Tokenizer t = tiny(1000);
-  CHECK(t.piece(Tokenizer::kPad) == "<pad>");
-  CHECK(t.piece(Tokenizer::kUnk) == "<unk>");
-  CHECK(t.piece(Tokenizer::kBos) == "<s>");
-  CHECK(t.piece(Tokenizer::kEos) == "</s>");
+  CHECK(t.piece(heed::kPadId) == "<pad>");
+  CHECK(t.piece(heed::kUnkId) == "<unk>");
+  CHECK(t.piece(heed::kBosId) == "<s>");
+  CHECK(t.piece(heed::kEosId) == "</s>");
   CHECK(t.piece(4) == "<0x00>");
   CHECK(t.piece(4 + 0xE2) == "<0xE2>");
   CHECK(t.piece(259) == "<0xFF>");
-  CHECK(t.piece_id("no such piece") == Tokenizer::kUnk);
-  CHECK(t.decode({Tokenizer::kBos, t.piece_id(kSpace + "low"), Tokenizer::kEos, Tokenizer::kPad}) == "low");
+  CHECK(t.piece_id("no such piece") == heed::kUnkId);
+  CHECK(t.decode({heed::kBosId, t.piece_id(kSpace + "low"), heed::kEosId, heed::kPadId}) == "low");
   CHECK_THROWS_WITH(t.decode({100000}), Catch::Contains("token id 100000 is outside the vocabulary"));
 }
 
@@ -101,13 +101,13 @@ TEST_CASE("character_coverage leaves rare characters out of the alphabet", "[tok
   heed::WordCounts counts = {{" aaaa", 180}, {" bz", 1}};  // 180 spaces + 720 a, 1 space + b + z
   // Total 903; a + space = 901 >= 0.99 * 903, so neither b nor z is kept.
   Tokenizer t = Tokenizer::train_from_word_counts(counts, opts);
-  CHECK(t.piece_id("a") != Tokenizer::kUnk);
-  CHECK(t.piece_id("b") == Tokenizer::kUnk);
-  CHECK(t.piece_id("z") == Tokenizer::kUnk);
+  CHECK(t.piece_id("a") != heed::kUnkId);
+  CHECK(t.piece_id("b") == heed::kUnkId);
+  CHECK(t.piece_id("z") == heed::kUnkId);
   CHECK(t.encode_pieces("bz") == std::vector<std::string>{kSpace, "<0x62>", "<0x7A>"});
   opts.character_coverage = 1.0;
   t = Tokenizer::train_from_word_counts(counts, opts);
-  CHECK(t.piece_id("z") != Tokenizer::kUnk);
+  CHECK(t.piece_id("z") != heed::kUnkId);
 }
 
 TEST_CASE("training is deterministic whatever the thread count", "[tokenizer]") {

@@ -9,7 +9,7 @@
 namespace heed::test {
 
 inline std::vector<std::string> sample_files() {
-  return {std::string(HEED_TEST_DATA) + "/text/sample.en", std::string(HEED_TEST_DATA) + "/text/sample.de"};
+  return {std::string(HEED_TEST_FIXTURES) + "/text/sample.en", std::string(HEED_TEST_FIXTURES) + "/text/sample.de"};
 }
 
 inline std::vector<std::string> sample_lines() {

@@ -35,7 +35,7 @@ void check_values(const std::vector<float>& got, const std::vector<double>& want
   }
 }
 
-std::vector<std::vector<double>> run(AdamOptions options) {
+std::vector<std::vector<double>> run(const TrainingConfig& options) {
   OneParameter m;
   Adam adam(m.params, options);
   std::vector<std::vector<double>> out;
@@ -51,13 +51,13 @@ std::vector<std::vector<double>> run(AdamOptions options) {
 }  // namespace
 
 TEST_CASE("Adam: two steps match the hand-computed values") {
-  auto steps = run(AdamOptions{});
+  auto steps = run(TrainingConfig{});
   check_values({steps[0].begin(), steps[0].end()}, {0.9, -1.9, 0.5});
   check_values({steps[1].begin(), steps[1].end()}, {0.9052631579, -1.9494189911, 0.4255863229});
 }
 
 TEST_CASE("Adam with weight decay adds wd·p to the gradient") {
-  AdamOptions o;
+  TrainingConfig o;
   o.weight_decay = 0.1f;
   auto steps = run(o);
   // step 1, element 2: g = 0 + 0.1·0.5 > 0, so it moves by a full lr
@@ -66,9 +66,9 @@ TEST_CASE("Adam with weight decay adds wd·p to the gradient") {
 }
 
 TEST_CASE("AdamW decays the parameter by lr·wd·p before the Adam step") {
-  AdamOptions o;
+  TrainingConfig o;
   o.weight_decay = 0.1f;
-  o.decoupled = true;
+  o.optimizer = OptimizerKind::adamw;
   auto steps = run(o);
   // step 1: p·(1 − 0.01) − 0.1·sign(g): 0.99 − 0.1, −1.98 + 0.1, 0.495
   check_values({steps[0].begin(), steps[0].end()}, {0.89, -1.88, 0.495});
@@ -77,14 +77,14 @@ TEST_CASE("AdamW decays the parameter by lr·wd·p before the Adam step") {
 
 TEST_CASE("Adam: a parameter without a gradient is treated as gradient zero") {
   OneParameter m;
-  Adam adam(m.params, AdamOptions{});
+  Adam adam(m.params, TrainingConfig{});
   adam.step(0.1f);
   check_values(m.value(), {1.0, -2.0, 0.5});
 }
 
 TEST_CASE("Adam state round trip continues identically") {
   OneParameter a, b;
-  Adam adam_a(a.params, AdamOptions{}), adam_b(b.params, AdamOptions{});
+  Adam adam_a(a.params, TrainingConfig{}), adam_b(b.params, TrainingConfig{});
   a.set_grad({0.5f, -0.1f, 0.0f});
   adam_a.step(0.1f);
   // b takes a's parameters and moments, then both take the same second step
@@ -115,7 +115,7 @@ TEST_CASE("Adam with a gradient scale equals Adam on gradients scaled beforehand
   ParameterSet set_a, set_b;
   Var a = set_a.add("w", Tensor::from_vector({3}, {0.5f, -1.f, 2.f}));
   Var b = set_b.add("w", Tensor::from_vector({3}, {0.5f, -1.f, 2.f}));
-  Adam adam_a(set_a, AdamOptions{}), adam_b(set_b, AdamOptions{});
+  Adam adam_a(set_a, TrainingConfig{}), adam_b(set_b, TrainingConfig{});
   const float scale = 0.37f;
   for (int step = 0; step < 3; ++step) {
     const std::vector<float> g = {0.3f * (step + 1), -2.f, 0.01f};

@@ -50,7 +50,7 @@ TrainerProgress sample_progress() {
 TEST_CASE("trainer state round trip is exact") {
   TempDir dir;
   TwoParameters a(1.0f);
-  Adam adam_a(a.params, AdamOptions{});
+  Adam adam_a(a.params, TrainingConfig{});
   a.w.accumulate_grad(Tensor::from_vector({2, 3}, {0.1f, -0.2f, 0.3f, 0.f, 1e-3f, -7.f}));
   a.b.accumulate_grad(Tensor::from_vector({3}, {0.5f, 0.25f, -0.125f}));
   adam_a.step(0.01f);
@@ -58,7 +58,7 @@ TEST_CASE("trainer state round trip is exact") {
   save_trainer_state(dir.file("state.safetensors"), a.params, adam_a, sample_progress());
 
   TwoParameters b(-5.0f);
-  Adam adam_b(b.params, AdamOptions{});
+  Adam adam_b(b.params, TrainingConfig{});
   const TrainerProgress p = load_trainer_state(dir.file("state.safetensors"), b.params, adam_b);
   CHECK(b.w.value().to_vector() == a.w.value().to_vector());
   CHECK(b.b.value().to_vector() == a.b.value().to_vector());
@@ -83,7 +83,7 @@ TEST_CASE("trainer state round trip is exact") {
 TEST_CASE("a truncated or corrupt trainer state is a clear error") {
   TempDir dir;
   TwoParameters a(1.0f);
-  Adam adam(a.params, AdamOptions{});
+  Adam adam(a.params, TrainingConfig{});
   const std::string good = dir.file("state.safetensors");
   save_trainer_state(good, a.params, adam, sample_progress());
   const std::string bytes = read_file(good);
@@ -95,7 +95,7 @@ TEST_CASE("a truncated or corrupt trainer state is a clear error") {
     const std::string cut = dir.file("cut.safetensors");
     write_file_atomic(cut, bytes.substr(0, keep));
     TwoParameters b(2.0f);
-    Adam adam_b(b.params, AdamOptions{});
+    Adam adam_b(b.params, TrainingConfig{});
     CHECK_THROWS_WITH(load_trainer_state(cut, b.params, adam_b), Catch::Contains("cut.safetensors"));
     CHECK_THROWS_AS(load_trainer_state(cut, b.params, adam_b), Error);
   }
@@ -113,7 +113,7 @@ TEST_CASE("a truncated or corrupt trainer state is a clear error") {
 TEST_CASE("a parameter file or another model's state is refused as a trainer state") {
   TempDir dir;
   TwoParameters a(1.0f);
-  Adam adam(a.params, AdamOptions{});
+  Adam adam(a.params, TrainingConfig{});
   save_parameters(dir.file("model.safetensors"), a.params);
   CHECK_THROWS_WITH(load_trainer_state(dir.file("model.safetensors"), a.params, adam),
                     Catch::Contains("not a heed trainer state"));
@@ -121,7 +121,7 @@ TEST_CASE("a parameter file or another model's state is refused as a trainer sta
   ParameterSet other;
   other.add("layer.weight", Tensor::zeros({3, 2}));  // transposed shape
   other.add("layer.bias", Tensor::zeros({3}));
-  Adam adam_other(other, AdamOptions{});
+  Adam adam_other(other, TrainingConfig{});
   save_trainer_state(dir.file("other.safetensors"), other, adam_other, sample_progress());
   CHECK_THROWS_WITH(load_trainer_state(dir.file("other.safetensors"), a.params, adam),
                     Catch::Contains("param.layer.weight") && Catch::Contains("does not match"));

@@ -8,21 +8,12 @@
 
 #include "models/factory.hpp"
 #include "train/update.hpp"
+#include "../fixtures/tiny_models.hpp"
 
 using namespace heed;
 
 namespace {
-std::unique_ptr<Seq2Seq> tiny_gru() {
-  ModelConfig c;
-  c.arch = "gru-bahdanau";
-  c.dropout = 0;
-  c.gru.emb_dim = 8;
-  c.gru.enc_hidden = 10;
-  c.gru.dec_hidden = 12;
-  c.gru.attn_dim = 9;
-  c.gru.readout_dim = 8;
-  return make_model(c, 20, 20, 7);
-}
+std::unique_ptr<Seq2Seq> tiny_gru() { return make_model(fixtures::tiny_model_config(Arch::gru_bahdanau), 20, 20, 7); }
 
 using Ids = std::vector<std::vector<int32_t>>;
 const Ids kSrc1 = {{4, 5, 6}, {7, 8}}, kTgt1 = {{9, 10}, {11, 12, 13, 14}};
@@ -83,7 +74,7 @@ TEST_CASE("accumulated batches: the loss is normalised by all labels of the grou
 TEST_CASE("apply_update: a finite step updates, clips, counts and clears the gradients") {
   auto model = tiny_gru();
   const ParameterSet& params = model->parameters();
-  Adam adam(params, AdamOptions{});
+  Adam adam(params, TrainingConfig{});
   const auto before = params.all().front().second.value().to_vector();
   auto stats = accumulate_gradients(*model, {make_batch(kSrc1, kTgt1)}, 0.1f);
   const double norm = global_grad_norm(params);
@@ -98,7 +89,7 @@ TEST_CASE("apply_update: a finite step updates, clips, counts and clears the gra
 TEST_CASE("apply_update: NaN/Inf in the gradient or the loss skips the update") {
   auto model = tiny_gru();
   const ParameterSet& params = model->parameters();
-  Adam adam(params, AdamOptions{});
+  Adam adam(params, TrainingConfig{});
   auto snapshot = [&] {
     std::vector<std::vector<float>> v;
     for (const auto& [name, var] : params.all()) v.push_back(var.value().to_vector());

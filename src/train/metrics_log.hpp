@@ -1,0 +1,24 @@
+#pragma once
+// metrics.jsonl: one JSON record a line (training windows and validations), appended and
+// flushed as it happens.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <fstream>
+#include <string>
+
+namespace heed {
+
+class MetricsLog {
+ public:
+  // A new run starts the file afresh; a resumed one keeps the records up to the step it resumes
+  // at (those after it, from the lost end of a killed run, are about to be redone) and drops a
+  // line a kill cut short.
+  MetricsLog(const std::string& path, bool resume, int64_t step);
+  void write(const nlohmann::json& record);
+
+ private:
+  std::ofstream out_;
+};
+
+}  // namespace heed

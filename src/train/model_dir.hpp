@@ -1,0 +1,23 @@
+#pragma once
+// The files of a model directory that training writes, by name.
+#include <cstdint>
+#include <string>
+
+namespace heed {
+
+class ModelDir {
+ public:
+  explicit ModelDir(std::string dir) : dir_(std::move(dir)) {}
+  const std::string& path() const { return dir_; }
+  std::string file(const std::string& name) const;      // <dir>/<name>
+  std::string checkpoint(int64_t step) const;           // <dir>/checkpoints/step-00000042.safetensors
+  std::string checkpoints() const { return file("checkpoints"); }
+
+ private:
+  std::string dir_;
+};
+
+// Removes temporary files of atomic writes (NAME.tmp.PID) that a killed run left in `dir`.
+void remove_stale_temporaries(const std::string& dir);
+
+}  // namespace heed
