@@ -6,7 +6,7 @@
 #include <numeric>
 #include <string>
 
-#include "tensor/ops/fast_math.hpp"
+#include "tensor/fast_math.hpp"
 #include "util/error.hpp"
 
 namespace heed {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <string>
 
-#include "tensor/ops/fast_math.hpp"
-#include "tensor/ops/weighted_rows.hpp"
+#include "tensor/fast_math.hpp"
+#include "tensor/weighted_rows.hpp"
 #include "util/error.hpp"
 
 namespace heed {

@@ -10,7 +10,7 @@
 
 #include "check_helpers.hpp"
 #include "tensor/dnnl_context.hpp"
-#include "tensor/ops/fast_math.hpp"
+#include "tensor/fast_math.hpp"
 
 using namespace heed;
 using heed::test::random_tensor;

@@ -7,8 +7,8 @@
 #include <limits>
 
 #include "tensor/ops.hpp"
-#include "tensor/ops/fast_math.hpp"
-#include "tensor/ops/weighted_rows.hpp"
+#include "tensor/fast_math.hpp"
+#include "tensor/weighted_rows.hpp"
 #include "util/error.hpp"
 
 namespace heed {

@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "tensor/ops.hpp"
-#include "tensor/ops/fast_math.hpp"
+#include "tensor/fast_math.hpp"
 #include "util/error.hpp"
 
 namespace heed {

@@ -1,0 +1,32 @@
+#pragma once
+// GFLOP/s of heed's matmul wrappers (matmul_into, linear) beside a bare oneDNN matmul primitive
+// on the same shapes, in the same run. The bare primitive is the best case: created once, memory
+// objects bound once, only execute() in the loop. Timed loops of the two alternate (A B A B ...)
+// so that load from other processes hits both alike; the figure is the median loop's rate.
+// The forms are those a training step runs for y = x·Wᵀ (+ b), x [M, K], W [N, K]: forward
+// (x·Wᵀ, and linear with bias), input gradient dx = dy·W, weight gradient dW += dyᵀ·x.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace heed {
+
+struct MatmulShape {
+  int64_t m, k, n;
+};
+
+// "MxKxN" with positive sizes; anything else is a UsageError naming --shape.
+MatmulShape parse_matmul_shape(const std::string& text);
+
+struct OpBenchResult {
+  std::string name;  // "2048x512x2048 x·Wᵀ matmul_into"
+  double heed_gflops, onednn_gflops;
+};
+
+// Runs every case of every shape, calling `report` as each finishes. Each case's result is first
+// compared with the bare primitive's (an Error when they differ beyond rounding).
+void bench_matmul_ops(const std::vector<MatmulShape>& shapes, int loops, double loop_seconds,
+                      const std::function<void(const OpBenchResult&)>& report);
+
+}  // namespace heed
