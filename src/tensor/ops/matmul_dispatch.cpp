@@ -1,0 +1,325 @@
+// The matmul dispatch behind every product of tensor/ops: oneDNN matmul primitives cached by
+// layout or shape, the runtime-sized and row-chunked paths, and prepacked weights. The autograd
+// ops built on it (matmul, linear and their gradients) are in linalg.cpp.
+#include "tensor/ops/matmul_dispatch.hpp"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <algorithm>
+#include <string>
+
+#include "tensor/dnnl_context.hpp"
+#include "tensor/ops.hpp"
+#include "util/error.hpp"
+
+namespace heed {
+namespace {
+using dnnl::memory;
+
+// A primitive with its memory objects and argument map, built once per key: a call only points
+// the memory objects at this call's buffers (set_data_handle), so no dnnl::memory or map is
+// created per call.
+struct MatmulEntry {
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul prim;
+  memory src, weights, dst, bias;
+  std::unordered_map<int, memory> args;
+  bool takes_packed = true;  // packed_matmul only: its weights layout is the one pack_weight wrote
+};
+
+// C += A·B instead of C = A·B: a sum post-op.
+dnnl::primitive_attr accumulate_attr(bool accumulate) {
+  dnnl::primitive_attr attr;
+  if (accumulate) {
+    dnnl::post_ops po;
+    po.append_sum(1.f);
+    attr.set_post_ops(po);
+  }
+  return attr;
+}
+
+// The primitive for `desc` (with a sum post-op when accumulating) and its memory objects.
+MatmulEntry make_matmul_entry(const dnnl::matmul::desc& desc, bool with_bias, bool accumulate) {
+  dnnl::matmul::primitive_desc pd(desc, accumulate_attr(accumulate), dnnl_ctx::engine());
+  auto& eng = dnnl_ctx::engine();
+  MatmulEntry entry{pd, dnnl::matmul(pd), memory(pd.src_desc(), eng, nullptr), memory(pd.weights_desc(), eng, nullptr),
+                    memory(pd.dst_desc(), eng, nullptr), memory(), {}};
+  entry.args = {{DNNL_ARG_SRC, entry.src}, {DNNL_ARG_WEIGHTS, entry.weights}, {DNNL_ARG_DST, entry.dst}};
+  if (with_bias) {
+    entry.bias = memory(pd.bias_desc(), eng, nullptr);
+    entry.args.emplace(DNNL_ARG_BIAS, entry.bias);
+  }
+  return entry;
+}
+
+// Logical [batch, rows, cols] view of a dense tensor that may be read transposed.
+struct Operand {
+  int64_t batch, rows, cols;
+  memory::dims dims, strides;
+};
+
+Operand operand(const Tensor& t, bool trans, int64_t batch_of_result) {
+  if (t.ndim() != 2 && t.ndim() != 3) throw Error("matmul needs 2-D or 3-D operands, got " + shape_str(t.shape()));
+  int64_t b = t.ndim() == 3 ? t.dim(0) : 1;
+  int64_t r = t.dim(-2), c = t.dim(-1);
+  Operand o;
+  o.batch = b;
+  o.rows = trans ? c : r;
+  o.cols = trans ? r : c;
+  memory::dims strides2 = trans ? memory::dims{1, c} : memory::dims{c, 1};
+  if (batch_of_result == 0) {
+    o.dims = {o.rows, o.cols};
+    o.strides = strides2;
+  } else {
+    o.dims = {b, o.rows, o.cols};
+    o.strides = {r * c, strides2[0], strides2[1]};
+  }
+  return o;
+}
+
+// Appends dims' raw bytes (and their count) to a cache key: building the key costs one small
+// allocation, where decimal formatting cost about as much as a small matmul's setup.
+void append_dims(std::string& key, const memory::dims& d) {
+  key.push_back(static_cast<char>(d.size()));
+  key.append(reinterpret_cast<const char*>(d.data()), d.size() * sizeof(memory::dim));
+}
+
+memory::desc f32_desc(const memory::dims& dims, const memory::dims& strides) {
+  return memory::desc(dims, memory::data_type::f32, strides);
+}
+
+// A 2-D product C = op(A)·op(B) (+ bias) (+= C) whose sizes are given when it runs: one primitive
+// per layout serves every shape. Training batches bring a new row count almost every step, and
+// an exact-shape primitive costs 0.4–0.9 ms to create (oneDNN generates its kernels), about 20 ms
+// per Transformer step. oneDNN runs runtime-sized products with its gemm:jit kernels instead of
+// brgemm: faster on these models' short reductions (K = 256), slower on long ones (K = 1024),
+// and a little faster per training step in all, besides the creation it saves.
+void run_runtime_sized_matmul(const Tensor& c, const Tensor& a, const Operand& oa, bool ta, const Tensor& b,
+                              const Operand& ob, bool tb, const Tensor* bias, bool accumulate) {
+  struct Entry {
+    dnnl::matmul prim;
+  };
+  const memory::dim any = DNNL_RUNTIME_DIM_VAL;
+  auto layout = [any](bool trans) { return trans ? memory::dims{1, any} : memory::dims{any, 1}; };
+  std::string key = "matmul_any_size#";
+  key += ta ? 't' : '-';
+  key += tb ? 't' : '-';
+  key += bias ? 'b' : '-';
+  key += accumulate ? 'a' : '-';
+  auto& e = dnnl_ctx::cached<Entry>(key, [&] {
+    const memory::dims dims{any, any};
+    memory::desc amd = f32_desc(dims, layout(ta)), bmd = f32_desc(dims, layout(tb)), cmd = f32_desc(dims, layout(false));
+    auto desc = bias ? dnnl::matmul::desc(amd, bmd, f32_desc({1, any}, layout(false)), cmd)
+                     : dnnl::matmul::desc(amd, bmd, cmd);
+    return Entry{dnnl::matmul(dnnl::matmul::primitive_desc(desc, accumulate_attr(accumulate), dnnl_ctx::engine()))};
+  });
+  auto& eng = dnnl_ctx::engine();
+  const int64_t n = ob.cols;
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, memory(f32_desc(oa.dims, oa.strides), eng, a.data())},
+      {DNNL_ARG_WEIGHTS, memory(f32_desc(ob.dims, ob.strides), eng, b.data())},
+      {DNNL_ARG_DST, memory(f32_desc({oa.rows, n}, {n, 1}), eng, c.data())}};
+  if (bias) args.emplace(DNNL_ARG_BIAS, memory(f32_desc({1, n}, {n, 1}), eng, bias->data()));
+  e.prim.execute(dnnl_ctx::stream(), args);
+  dnnl_ctx::stream().wait();
+}
+
+// Weight gradients dW = gᵀ·x sum over a batch's token rows, a count that changes with every
+// batch. gemm:jit, which serves runtime sizes, runs this layout (A read transposed) 10–35 %
+// slower than brgemm at these models' weight shapes (measured: 219–241 against 271–297 GFLOP/s
+// for [1536 or 2048, 2000]ᵀ·[2000, 256 or 512]), and brgemm needs exact shapes. So the rows go
+// in fixed chunks through one exact-shape primitive per weight shape, and only the remainder
+// (fewer than kReductionChunk rows) through the runtime-sized one.
+constexpr int64_t kReductionChunk = 512;
+
+void run_chunked_transposed_a(const Tensor& c, const Tensor& a, const Tensor& b, bool accumulate) {
+  const int64_t k = a.dim(0), m = a.dim(1), n = b.dim(1);
+  auto chunk_entry = [&](bool acc) -> MatmulEntry& {
+    std::string key = "matmul_transposed_a_chunk#";
+    append_dims(key, {m, n});
+    key.push_back(acc ? 'a' : '-');
+    return dnnl_ctx::cached<MatmulEntry>(key, [&] {
+      return make_matmul_entry(dnnl::matmul::desc(f32_desc({m, kReductionChunk}, {1, m}),
+                                                  f32_desc({kReductionChunk, n}, {n, 1}), f32_desc({m, n}, {n, 1})),
+                               false, acc);
+    });
+  };
+  int64_t k0 = 0;
+  for (; k0 + kReductionChunk <= k; k0 += kReductionChunk) {
+    MatmulEntry& e = chunk_entry(accumulate || k0 > 0);
+    e.src.set_data_handle(a.data() + k0 * m);
+    e.weights.set_data_handle(b.data() + k0 * n);
+    e.dst.set_data_handle(c.data());
+    e.prim.execute(dnnl_ctx::stream(), e.args);
+  }
+  dnnl_ctx::stream().wait();
+  if (k0 == k) return;
+  const Tensor a_rest = a.slice(k0, k), b_rest = b.slice(k0, k);
+  run_runtime_sized_matmul(c, a_rest, operand(a_rest, true, 0), true, b_rest, operand(b_rest, false, 0), false, nullptr,
+                           accumulate || k0 > 0);
+}
+
+// x·Wᵀ with a long reduction (K ≥ kLongReduction): gemm:jit runs it 8–15 % below brgemm
+// (`heed bench ops`, [2000, 1024 or 2048]·[·, 256 or 512]: 231–259 against 263–283 GFLOP/s; the
+// GRU's attention keys and readout, the Transformer's second feed-forward layer). At K = 256 or
+// 512 it is not slower. Rows are independent, so they go in fixed chunks through one exact-shape
+// primitive per weight shape, and only the remainder through the runtime-sized one.
+// The same holds for wide outputs with a bias (vocabulary projections, N ≥ kWideOutput): 263–272
+// against 292–300 GFLOP/s for [512–2000, 256]·[256, 8000] + b; without the bias it is not slower.
+constexpr int64_t kLongReduction = 1024;
+constexpr int64_t kRowChunk = 512;
+
+void run_chunked_rows(const Tensor& c, const Tensor& x, const Tensor& w, const Tensor* bias, bool accumulate) {
+  const int64_t m = x.dim(0), k = x.dim(1), n = w.dim(0);
+  std::string key = "matmul_row_chunk#";
+  append_dims(key, {k, n});
+  key.push_back(bias ? 'b' : '-');
+  key.push_back(accumulate ? 'a' : '-');
+  MatmulEntry& e = dnnl_ctx::cached<MatmulEntry>(key, [&] {
+    const memory::desc xmd = f32_desc({kRowChunk, k}, {k, 1}), wmd = f32_desc({k, n}, {1, k}),
+                       cmd = f32_desc({kRowChunk, n}, {n, 1});
+    return make_matmul_entry(bias ? dnnl::matmul::desc(xmd, wmd, f32_desc({1, n}, {n, 1}), cmd)
+                                  : dnnl::matmul::desc(xmd, wmd, cmd),
+                             bias != nullptr, accumulate);
+  });
+  e.weights.set_data_handle(w.data());
+  if (bias) e.bias.set_data_handle(bias->data());
+  int64_t r0 = 0;
+  for (; r0 + kRowChunk <= m; r0 += kRowChunk) {
+    e.src.set_data_handle(x.data() + r0 * k);
+    e.dst.set_data_handle(c.data() + r0 * n);
+    e.prim.execute(dnnl_ctx::stream(), e.args);
+  }
+  dnnl_ctx::stream().wait();
+  if (r0 == m) return;
+  const Tensor x_rest = x.slice(r0, m), c_rest = c.slice(r0, m);
+  run_runtime_sized_matmul(c_rest, x_rest, operand(x_rest, false, 0), false, w, operand(w, true, 0), true, bias,
+                           accumulate);
+}
+
+}  // namespace
+
+void run_matmul(const Tensor& c, const Tensor& a, bool ta, const Tensor& b, bool tb, const Tensor* bias,
+                bool accumulate) {
+  const bool batched = a.ndim() == 3 || b.ndim() == 3;
+  Operand oa = operand(a, ta, batched), ob = operand(b, tb, batched);
+  if (oa.cols != ob.rows || (ob.batch != 1 && ob.batch != oa.batch))
+    throw Error("matmul shapes " + shape_str(a.shape()) + (ta ? "ᵀ" : "") + " x " + shape_str(b.shape()) +
+                (tb ? "ᵀ" : "") + " do not match");
+  if (batched && a.ndim() == 2) throw Error("matmul: a 2-D left operand with a 3-D right operand");
+  memory::dims cdims = batched ? memory::dims{oa.batch, oa.rows, ob.cols} : memory::dims{oa.rows, ob.cols};
+  if (c.shape() != Shape(cdims.begin(), cdims.end()))
+    throw Error("matmul result " + shape_str(Shape(cdims.begin(), cdims.end())) + " into " + shape_str(c.shape()));
+  if (!batched) {
+    if (ta && !tb && !bias && oa.cols >= kReductionChunk && a.is_contiguous() && b.is_contiguous())
+      run_chunked_transposed_a(c, a, b, accumulate);
+    else if (!ta && tb && (oa.cols >= kLongReduction || (bias && ob.cols >= kWideOutput)) && oa.rows >= kRowChunk &&
+             a.is_contiguous() && b.is_contiguous())
+      run_chunked_rows(c, a, b, bias, accumulate);
+    else
+      run_runtime_sized_matmul(c, a, oa, ta, b, ob, tb, bias, accumulate);
+    return;
+  }
+  // Batched products (attention) keep exact-shape primitives: measured, the runtime-sized ones
+  // were no faster there.
+  memory::dims cstrides{oa.rows * ob.cols, ob.cols, 1};
+  const memory::dims bias_dims{1, 1, ob.cols}, bias_strides{ob.cols, ob.cols, 1};
+
+  std::string key;
+  key.reserve(160);
+  key = "matmul#";
+  for (const auto* d : {&oa.dims, &oa.strides, &ob.dims, &ob.strides, &cdims, &cstrides}) append_dims(key, *d);
+  key.push_back(bias ? 'b' : '-');
+  key.push_back(accumulate ? 'a' : '-');
+  auto& e = dnnl_ctx::cached<MatmulEntry>(key, [&] {
+    memory::desc amd(oa.dims, memory::data_type::f32, oa.strides);
+    memory::desc bmd(ob.dims, memory::data_type::f32, ob.strides);
+    memory::desc cmd(cdims, memory::data_type::f32, cstrides);
+    auto desc = bias ? dnnl::matmul::desc(amd, bmd, memory::desc(bias_dims, memory::data_type::f32, bias_strides), cmd)
+                     : dnnl::matmul::desc(amd, bmd, cmd);
+    return make_matmul_entry(desc, bias != nullptr, accumulate);
+  });
+  e.src.set_data_handle(a.data());
+  e.weights.set_data_handle(b.data());
+  e.dst.set_data_handle(c.data());
+  if (bias) e.bias.set_data_handle(bias->data());
+  e.prim.execute(dnnl_ctx::stream(), e.args);
+  dnnl_ctx::stream().wait();
+}
+
+void matmul_into(const Tensor& c, const Tensor& a, const Tensor& b, bool trans_a, bool trans_b, bool accumulate) {
+  run_matmul(c, a.contiguous(), trans_a, b.contiguous(), trans_b, nullptr, accumulate);
+}
+
+namespace {
+constexpr int64_t kPackingRows = 32;  // any row count gives the same layout (checked per entry)
+
+// The matmul for x [M, I] · (packed wᵀ) [I, O] (+ bias). Its weights layout is compared once,
+// when the entry is made, with the one pack_weight writes (the entry for kPackingRows rows).
+MatmulEntry& packed_matmul(int64_t M, int64_t in, int64_t out, bool with_bias, bool accumulate) {
+  std::string key = "matmul_packed#";
+  append_dims(key, {M, in, out});
+  key.push_back(with_bias ? 'b' : '-');
+  key.push_back(accumulate ? 'a' : '-');
+  return dnnl_ctx::cached<MatmulEntry>(key, [&] {
+    const auto f32 = memory::data_type::f32;
+    memory::desc amd({M, in}, f32, memory::format_tag::ab), cmd({M, out}, f32, memory::format_tag::ab);
+    memory::desc bmd({in, out}, f32, memory::format_tag::any), bias_md({1, out}, f32, memory::format_tag::ab);
+    auto desc = with_bias ? dnnl::matmul::desc(amd, bmd, bias_md, cmd) : dnnl::matmul::desc(amd, bmd, cmd);
+    MatmulEntry e = make_matmul_entry(desc, with_bias, accumulate);
+    if (M != kPackingRows || with_bias || accumulate)
+      e.takes_packed = e.pd.weights_desc() == packed_matmul(kPackingRows, in, out, false, false).pd.weights_desc();
+    return e;
+  });
+}
+}  // namespace
+
+PackedWeight pack_weight(const Tensor& w) {
+  if (w.ndim() != 2) throw Error("pack_weight: a 2-D weight [out, in] expected, got " + shape_str(w.shape()));
+  PackedWeight p;
+  p.plain = w;  // may be a strided view (wᵀ for a backward product): the reorder reads its strides
+  p.out = w.dim(0);
+  p.in = w.dim(1);
+  auto& e = packed_matmul(kPackingRows, p.in, p.out, false, false);
+  const memory::desc& packed_md = e.pd.weights_desc();
+  p.packed = Tensor::empty({static_cast<int64_t>((packed_md.get_size() + sizeof(float) - 1) / sizeof(float))});
+  memory plain_mem = dnnl_ctx::memory({p.in, p.out}, {w.strides()[1], w.strides()[0]}, w.data());  // wᵀ, strided
+  memory packed_mem(packed_md, dnnl_ctx::engine(), p.packed.data());
+  dnnl::reorder(plain_mem, packed_mem).execute(dnnl_ctx::stream(), plain_mem, packed_mem);
+  dnnl_ctx::stream().wait();
+  return p;
+}
+
+Tensor linear(const Tensor& x, const PackedWeight& w, const Tensor& bias) {
+  Shape out_shape = x.shape();
+  out_shape.back() = w.out;
+  Tensor y = Tensor::empty(out_shape);
+  linear_into(y, x, w, bias);
+  return y;
+}
+
+void linear_into(const Tensor& y, const Tensor& x, const PackedWeight& w, const Tensor& bias, bool accumulate) {
+  Tensor xv = x.contiguous();
+  if (xv.dim(-1) != w.in) throw Error("linear: input " + shape_str(xv.shape()) + " with a packed weight [" +
+                                      std::to_string(w.out) + ", " + std::to_string(w.in) + "]");
+  const int64_t M = xv.numel() / w.in;
+  if (!y.is_contiguous() || y.numel() != M * w.out)
+    throw Error("linear: result " + shape_str(y.shape()) + " for " + std::to_string(M) + " rows of " + std::to_string(w.out));
+  Tensor bias_v = bias.defined() ? bias.contiguous().reshape({w.out}) : Tensor();
+  auto& e = packed_matmul(M, w.in, w.out, bias.defined(), accumulate);
+  if (!e.takes_packed) {  // x · wᵀ; a transposed view is multiplied as the dense weight it views
+    const bool dense = w.plain.is_contiguous();
+    const Tensor b = (dense ? w.plain : w.plain.transpose(0, 1)).contiguous();  // a copy only for other strides
+    run_matmul(y.reshape({M, w.out}), xv.reshape({M, w.in}), false, b, dense, bias.defined() ? &bias_v : nullptr,
+               accumulate);
+    return;
+  }
+  e.src.set_data_handle(xv.data());
+  e.weights.set_data_handle(w.packed.data());
+  e.dst.set_data_handle(y.data());
+  if (bias.defined()) e.bias.set_data_handle(bias_v.data());
+  e.prim.execute(dnnl_ctx::stream(), e.args);
+  dnnl_ctx::stream().wait();
+}
+
+}  // namespace heed
