@@ -17,6 +17,7 @@
 #include "util/interrupt.hpp"
 #include "util/text_lines.hpp"
 #include "util/threads.hpp"
+#include "util/utf8.hpp"
 
 namespace heed::cli {
 

@@ -10,6 +10,7 @@
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/text_lines.hpp"
+#include "util/utf8.hpp"
 
 namespace heed {
 

@@ -6,11 +6,10 @@
 #include <string_view>
 #include <vector>
 
+#include "util/utf8.hpp"
+
 namespace heed::metrics {
 
-// Decodes the character starting at s[i] and advances i past it.
-char32_t next_code_point(std::string_view s, size_t& i);
-void append_utf8(std::string& out, char32_t c);
 std::u32string to_code_points(std::string_view s);
 std::string to_utf8(std::u32string_view s);
 

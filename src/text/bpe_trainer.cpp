@@ -10,7 +10,8 @@
 #include <unordered_set>
 
 #include "text/script.hpp"
-#include "text/utf8.hpp"
+#include "text/space_symbol.hpp"
+#include "util/utf8.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
 

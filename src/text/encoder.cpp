@@ -5,7 +5,8 @@
 
 #include "text/tokenizer.hpp"
 #include "text/tokenizer_model.hpp"
-#include "text/utf8.hpp"
+#include "text/space_symbol.hpp"
+#include "util/utf8.hpp"
 #include "text/words.hpp"
 
 namespace heed {

@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <iterator>
 
-#include "text/utf8.hpp"
+#include "text/space_symbol.hpp"
+#include "util/utf8.hpp"
 
 namespace heed {
 
@@ -58,12 +59,6 @@ static_assert(sorted_and_disjoint(), "script ranges must be sorted and disjoint 
 
 constexpr ScriptClass kFirstBlockClass = 1000;
 
-char32_t decode_char(std::string_view s, size_t i, size_t len) {
-  const auto b = static_cast<unsigned char>(s[i]);
-  char32_t c = len == 1 ? b : len == 2 ? (b & 0x1F) : len == 3 ? (b & 0x0F) : (b & 0x07);
-  for (size_t k = 1; k < len; ++k) c = (c << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-  return c;
-}
 
 }  // namespace
 
@@ -77,12 +72,10 @@ ScriptClass script_of(char32_t c) {
 
 ScriptClass script_of_piece(std::string_view utf8) {
   for (size_t i = 0; i < utf8.size();) {
-    const size_t len = utf8_char_length(utf8, i);
-    const bool well_formed = len > 1 || static_cast<unsigned char>(utf8[i]) < 0x80;
-    const char32_t c = well_formed ? decode_char(utf8, i, len) : 0;
-    const ScriptClass s = c == U' ' || c == U'\u2581' ? kAnyScript : well_formed ? script_of(c) : kCommonScript;
+    const bool well_formed = utf8_char_length(utf8, i) > 1 || static_cast<unsigned char>(utf8[i]) < 0x80;
+    const char32_t c = next_code_point(utf8, i);
+    const ScriptClass s = !well_formed ? kCommonScript : c == U' ' || c == U'\u2581' ? kAnyScript : script_of(c);
     if (s != kAnyScript) return s;
-    i += len;
   }
   return kAnyScript;
 }

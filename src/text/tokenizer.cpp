@@ -4,7 +4,8 @@
 
 #include "text/bpe_trainer.hpp"
 #include "text/tokenizer_model.hpp"
-#include "text/utf8.hpp"
+#include "text/space_symbol.hpp"
+#include "util/utf8.hpp"
 #include "text/word_counter.hpp"
 #include "util/error.hpp"
 #include "util/text_lines.hpp"

@@ -5,55 +5,9 @@
 #include <cstring>
 
 #include "util/error.hpp"
+#include "util/utf8.hpp"
 
 namespace heed {
-
-size_t find_invalid_utf8(std::string_view s) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  size_t n = s.size(), i = 0;
-  while (i < n) {
-    unsigned c = p[i];
-    if (c < 0x80) { ++i; continue; }
-    size_t len;
-    unsigned cp;
-    if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
-    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
-    else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
-    else return i;
-    if (i + len > n) return i;
-    for (size_t k = 1; k < len; ++k) {
-      if ((p[i + k] & 0xC0) != 0x80) return i;
-      cp = (cp << 6) | (p[i + k] & 0x3F);
-    }
-    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-      return i;
-    i += len;
-  }
-  return std::string_view::npos;
-}
-
-size_t replace_invalid_utf8(std::string& s) {
-  size_t count = 0, pos;
-  std::string out;
-  std::string_view rest(s);
-  while ((pos = find_invalid_utf8(rest)) != std::string_view::npos) {
-    out.append(rest.substr(0, pos));
-    out.append("\xEF\xBF\xBD");
-    ++count;
-    // skip the lead byte and any continuation bytes that follow it
-    size_t skip = 1;
-    while (pos + skip < rest.size() && (static_cast<unsigned char>(rest[pos + skip]) & 0xC0) == 0x80 &&
-           skip < 4)
-      ++skip;
-    rest.remove_prefix(pos + skip);
-  }
-  if (count) {
-    out.append(rest);
-    s = std::move(out);
-  }
-  return count;
-}
 
 LineReader::LineReader(const std::string& path) {
   if (path.empty() || path == "-") {

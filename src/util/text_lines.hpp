@@ -8,12 +8,6 @@
 
 namespace heed {
 
-// Byte offset of the first invalid UTF-8 sequence in `s`, or npos when `s` is valid UTF-8
-// (overlongs, surrogates and code points above U+10FFFF are invalid).
-size_t find_invalid_utf8(std::string_view s);
-// Replace every invalid sequence by U+FFFD; returns how many were replaced.
-size_t replace_invalid_utf8(std::string& s);
-
 class LineReader {
  public:
   explicit LineReader(const std::string& path);  // throws heed::Error naming the path

@@ -8,7 +8,8 @@
 
 #include "text/script.hpp"
 #include "text/tokenizer.hpp"
-#include "text/utf8.hpp"
+#include "text/space_symbol.hpp"
+#include "util/utf8.hpp"
 #include "text/word_counter.hpp"
 #include "util/atomic_file.hpp"
 #include "tokenizer_fixtures.hpp"

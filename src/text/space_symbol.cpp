@@ -1,4 +1,4 @@
-#include "text/utf8.hpp"
+#include "text/space_symbol.hpp"
 
 namespace heed {
 
