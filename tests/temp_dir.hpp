@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <string>
 
-namespace heed::testing {
+namespace heed::test {
 
 struct TempDir {
   std::filesystem::path path;
@@ -22,4 +22,4 @@ struct TempDir {
   std::string operator/(const std::string& name) const { return (path / name).string(); }
 };
 
-}  // namespace heed::testing
+}  // namespace heed::test

@@ -11,7 +11,7 @@
 
 #include "cli/output.hpp"
 #include "cli/registry.hpp"
-#include "text/tokenizer.hpp"
+#include "text/tokenizers.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "text/tokenizer.hpp"
+#include "text/tokenizers.hpp"
 
 namespace heed {
 

@@ -2,7 +2,7 @@
 // Beam search over the Seq2Seq interface, batched across sentences and beams: one step() call per
 // time step for every live hypothesis of every sentence in the batch.
 //
-// Rules (those of the reference peer, bench/peer README, plus a safe early stop):
+// Rules (those of the PyTorch reference, tests/fixtures/golden/torch_nmt.py, plus a safe early stop):
 //   * score of a finished hypothesis = Σ log p / ℓ^α, ℓ = its length including </s>,
 //     α = length_penalty (0 = plain sum of log-probabilities);
 //   * each step takes the 2K best extensions per sentence (by Σ log p); those ending in </s> among

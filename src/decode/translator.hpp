@@ -8,7 +8,7 @@
 
 #include "decode/beam_search.hpp"
 #include "models/seq2seq.hpp"
-#include "text/tokenizer.hpp"
+#include "text/tokenizers.hpp"
 
 namespace heed {
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "metrics/tokenizers.hpp"
+#include "metrics/sacrebleu_tokenizers.hpp"
 
 namespace heed::metrics {
 

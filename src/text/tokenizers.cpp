@@ -1,6 +1,7 @@
+#include "text/tokenizers.hpp"
+
 #include <utility>
 
-#include "text/tokenizer.hpp"
 #include "text/tokenizer_model.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"

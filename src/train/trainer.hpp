@@ -18,7 +18,7 @@
 #include "data/batching.hpp"
 #include "data/parallel_corpus.hpp"
 #include "models/seq2seq.hpp"
-#include "text/tokenizer.hpp"
+#include "text/tokenizers.hpp"
 #include "train/metrics_log.hpp"
 #include "train/model_dir.hpp"
 #include "train/optimizer.hpp"

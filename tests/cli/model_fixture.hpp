@@ -8,7 +8,7 @@
 #include "../fixtures/tiny_models.hpp"
 #include "config/config.hpp"
 #include "models/factory.hpp"
-#include "text/tokenizer.hpp"
+#include "text/tokenizers.hpp"
 #include "train/checkpoint.hpp"
 
 namespace heed::test {
@@ -17,7 +17,7 @@ namespace heed::test {
 inline std::string make_tiny_model_dir(const std::string& dir, Arch arch = Arch::gru_bahdanau) {
   std::filesystem::create_directories(dir);
   Config config = default_config();
-  config.model = fixtures::tiny_model_config(arch);
+  config.model = test::tiny_model_config(arch);
   config.decoding.max_length_ratio = 1;  // random weights rarely stop by themselves: keep outputs short
   config.decoding.max_length_offset = 2;
   TokenizerOptions tokenizer_options;

@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 
 inline const std::string kHeed = HEED_BINARY;
 
-using testing::TempDir;
+using test::TempDir;
 
 inline std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

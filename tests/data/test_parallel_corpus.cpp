@@ -14,8 +14,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir : testing::TempDir {
-  TempDir() : testing::TempDir("test-corpus") {}
+struct TempDir : test::TempDir {
+  TempDir() : test::TempDir("test-corpus") {}
   std::string file(const std::string& name, const std::string& content) const {
     std::ofstream(*this / name, std::ios::binary) << content;
     return *this / name;

@@ -234,7 +234,7 @@ TEST_CASE("the length limit never passes the model's decoder positions", "[beam]
   const auto capped = beam_search(model, one_sentence(7, 4), opt);
   for (const auto& hyp : capped[0]) CHECK(hyp.tokens.size() == 5);
 
-  ModelConfig c = fixtures::tiny_model_config(Arch::transformer);  // a real model that throws past its positions
+  ModelConfig c = test::tiny_model_config(Arch::transformer);  // a real model that throws past its positions
   c.transformer.max_positions = 6;
   auto transformer = make_model(c, 29, 29, 1);
   std::vector<std::vector<Hypothesis>> got;

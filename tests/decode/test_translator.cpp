@@ -26,7 +26,7 @@ const Tokenizers& sample_tokenizers() {
 }
 
 std::unique_ptr<Seq2Seq> tiny_gru() {
-  const ModelConfig c = fixtures::tiny_model_config(Arch::gru_bahdanau);
+  const ModelConfig c = test::tiny_model_config(Arch::gru_bahdanau);
   const int v = sample_tokenizers().source().vocab_size();
   return make_model(c, v, v, 7);
 }
@@ -123,7 +123,7 @@ TEST_CASE("translation keeps the model's training flag", "[translator]") {
 }
 
 TEST_CASE("two threads take whole batches each and give the one-thread results", "[translator]") {
-  const ModelConfig transformer = fixtures::tiny_model_config(Arch::transformer);
+  const ModelConfig transformer = test::tiny_model_config(Arch::transformer);
   const int v = sample_tokenizers().source().vocab_size();
   std::vector<std::unique_ptr<Seq2Seq>> models;
   models.push_back(tiny_gru());

@@ -10,7 +10,7 @@ using namespace heed;
 
 namespace {
 std::unique_ptr<Seq2Seq> tiny(bool tie_output, uint64_t seed) {
-  ModelConfig c = fixtures::tiny_model_config(Arch::gru_bahdanau);
+  ModelConfig c = test::tiny_model_config(Arch::gru_bahdanau);
   c.dropout = 0.1f;  // must not matter: decoding runs in eval mode
   c.gru.tie_output = tie_output;
   return make_gru_bahdanau(c, 29, 29, seed);

@@ -48,7 +48,7 @@ SentenceResult run_sentence(Seq2Seq& model, const Batch& batch, int row) {
 
 void check_padding_invariance(Arch arch) {
   const int V = 31;
-  auto model = make_model(fixtures::tiny_model_config(arch), V, V, 17);
+  auto model = make_model(test::tiny_model_config(arch), V, V, 17);
   model->set_training(true);
   const std::vector<int32_t> src = {5, 6, 7, 8}, tgt = {9, 10, 11};
   Batch alone = make_batch({src}, {tgt});

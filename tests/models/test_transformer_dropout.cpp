@@ -9,7 +9,7 @@ using namespace heed;
 
 namespace {
 ModelConfig tiny(float dropout) {
-  ModelConfig c = fixtures::tiny_model_config(Arch::transformer);
+  ModelConfig c = test::tiny_model_config(Arch::transformer);
   c.dropout = dropout;
   return c;
 }

@@ -10,7 +10,7 @@ using namespace heed;
 
 namespace {
 std::unique_ptr<Seq2Seq> tiny(bool pre_norm, FeedForwardActivation activation, uint64_t seed, int heads = 4) {
-  ModelConfig c = fixtures::tiny_model_config(Arch::transformer);
+  ModelConfig c = test::tiny_model_config(Arch::transformer);
   c.dropout = 0.1f;  // must not matter: decoding runs in eval mode
   c.transformer.heads = heads;
   c.transformer.pre_norm = pre_norm;
@@ -31,7 +31,7 @@ TEST_CASE("Transformer reorder follows beams: repeated, permuted and dropped row
 }
 
 TEST_CASE("Transformer positions beyond max_positions are an error, not a crash", "[transformer][step]") {
-  ModelConfig c = fixtures::tiny_model_config(Arch::transformer);
+  ModelConfig c = test::tiny_model_config(Arch::transformer);
   c.transformer.max_positions = 4;
   auto model = make_transformer(c, 29, 29, 1);
   CHECK_NOTHROW(model->encode(make_batch({{5, 6, 7}}, {})));

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "text/tokenizer.hpp"
+#include "text/tokenizers.hpp"
 #include "util/text_lines.hpp"
 
 namespace heed::test {

@@ -13,8 +13,8 @@ using namespace heed;
 namespace fs = std::filesystem;
 
 namespace {
-struct TempDir : testing::TempDir {
-  TempDir() : testing::TempDir("average") {}
+struct TempDir : test::TempDir {
+  TempDir() : test::TempDir("average") {}
   std::string write(const std::string& name, const SafeTensorFile& f) const {
     write_safetensors(*this / name, f);
     return *this / name;

@@ -17,8 +17,8 @@ using namespace heed;
 namespace fs = std::filesystem;
 
 namespace {
-struct TempDir : testing::TempDir {
-  TempDir() : testing::TempDir("trainer-state") {}
+struct TempDir : test::TempDir {
+  TempDir() : test::TempDir("trainer-state") {}
   std::string file(const std::string& name) const { return *this / name; }
 };
 

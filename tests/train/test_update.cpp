@@ -13,7 +13,7 @@
 using namespace heed;
 
 namespace {
-std::unique_ptr<Seq2Seq> tiny_gru() { return make_model(fixtures::tiny_model_config(Arch::gru_bahdanau), 20, 20, 7); }
+std::unique_ptr<Seq2Seq> tiny_gru() { return make_model(test::tiny_model_config(Arch::gru_bahdanau), 20, 20, 7); }
 
 using Ids = std::vector<std::vector<int32_t>>;
 const Ids kSrc1 = {{4, 5, 6}, {7, 8}}, kTgt1 = {{9, 10}, {11, 12, 13, 14}};

@@ -2,7 +2,7 @@
 // in Python (re for 13a/zh, the `regex` module for intl) and Python's str.lower()/str.split().
 #include <catch2/catch.hpp>
 
-#include "metrics/tokenizers.hpp"
+#include "metrics/sacrebleu_tokenizers.hpp"
 #include "metrics/unicode.hpp"
 #include "util/error.hpp"
 

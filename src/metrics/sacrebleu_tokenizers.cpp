@@ -1,4 +1,4 @@
-#include "metrics/tokenizers.hpp"
+#include "metrics/sacrebleu_tokenizers.hpp"
 
 #include "metrics/unicode.hpp"
 #include "metrics/unicode_tables.hpp"
