@@ -5,7 +5,7 @@
 # equal training time, for the GRU–Bahdanau and the Transformer models at their default sizes.
 # Translation speed is measured twice: each system with its own model, and both with heed's
 # model converted into a reference checkpoint (identical search, so the ratio is speed alone).
-# scripts/bench_driver.py does the measuring and documents exactly what is compared and how.
+# scripts/bench-driver.py does the measuring and documents exactly what is compared and how.
 #
 # Usage: scripts/bench.sh [CORPUS_DIR] [driver options]
 #   CORPUS_DIR      train.{en,de} and dev.{en,de} (default: the repository's data/; the en-de
@@ -20,7 +20,7 @@
 #                   one thread each (half the wall time)
 #   --reuse-models  quality phase with the models and data of an earlier run in --work: only
 #                   translation speed and BLEU are measured again (after a change to decoding)
-#                   see `scripts/bench_driver.py --help`
+#                   see `scripts/bench-driver.py --help`
 #
 # On a fresh Debian 12 machine it installs python3-torch, sentencepiece and libopenblas0-openmp
 # (libopenblas0-openmp makes torch use OpenBLAS instead of the ~50x slower reference BLAS), plus
@@ -68,5 +68,5 @@ cmake --build "$build" --target heed -j "$(nproc)"
 
 if [ -z "$work" ]; then work=$(mktemp -d -t heed-bench.XXXXXX); fi
 echo "bench: work folder $work"
-exec /usr/bin/python3 "$root/scripts/bench_driver.py" --corpus "$corpus" --peer "$peer" \
+exec /usr/bin/python3 "$root/scripts/bench-driver.py" --corpus "$corpus" --peer "$peer" \
   --heed "$build/heed" --work "$work" "${args[@]}"
