@@ -44,6 +44,12 @@ struct HttpServer::Impl {
   void routes() {
     const int threads = std::max(1, options.io_threads);
     http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    // httplib's default options add SO_REUSEPORT, with which a second server on a taken port
+    // would bind too and share its connections; SO_REUSEADDR alone lets a restart bind at once.
+    http.set_socket_options([](socket_t sock) {
+      const int yes = 1;
+      ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    });
     http.set_tcp_nodelay(true);  // answers are small: no Nagle delay behind the client's delayed ACK
     http.set_keep_alive_max_count(kKeepAliveRequests);
     http.set_payload_max_length(options.max_request_bytes);
