@@ -12,8 +12,10 @@ using nlohmann::json;
 
 constexpr std::array<const char*, 4> kFields = {"text", "beam", "nbest", "alignment"};
 
-// A value as the message shows it: JSON, cut short (a client may send anything).
+// A value as the message shows it: JSON, cut short (a client may send anything); an array or
+// object by its type only, as dumping one nested a million deep would recurse as deep.
 std::string shown(const json& value) {
+  if (value.is_structured()) return std::string("an ") + value.type_name();
   std::string s = value.dump(-1, ' ', false, json::error_handler_t::replace);
   if (s.size() > 40) s = s.substr(0, 37) + "...";
   return s;

@@ -59,6 +59,8 @@ TEST_CASE("refused requests name the field and say what is allowed", "[serve]") 
       {R"({"text": ["a"], "nbest": 0, "beam": 1})", 400, "nbest",
        "nbest: must be an integer from 1 to the beam size 1, got 0"},
       {R"({"text": ["a"], "alignment": 1})", 400, "alignment", "alignment: must be true or false, got 1"},
+      {R"({"text": ["a"], "beam": [[2]]})", 400, "beam", "beam: must be an integer from 1 to 16, got an array"},
+      {R"({"text": ["a"], "alignment": {}})", 400, "alignment", "alignment: must be true or false, got an object"},
       {R"({"text": ["a"], "Text": ["b"]})", 400, "Text", "unknown field 'Text' (fields: text, beam, nbest, alignment)"},
       {R"({"text": ["a"], "beam": ")" + std::string(100, 'x') + R"("})", 400, "beam",
        "beam: must be an integer from 1 to 16, got \"" + std::string(36, 'x') + "..."},
@@ -87,4 +89,11 @@ TEST_CASE("too many sentences is 413; the limits are the caller's", "[serve]") {
 TEST_CASE("error bodies are JSON with the message and, when there is one, the field", "[serve]") {
   CHECK(error_body("beam: must be ...", "beam") == R"({"error":"beam: must be ...","field":"beam"})");
   CHECK(error_body("malformed JSON: \"x\"") == R"({"error":"malformed JSON: \"x\""})");
+}
+
+TEST_CASE("JSON nested a million deep is refused, not a crash", "[serve]") {
+  const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+  CHECK(refusal(R"({"text": ["a"], "beam": )" + deep + "}").field() == "beam");
+  CHECK(refusal(R"({"text": )" + deep + "}").field() == "text[0]");
+  CHECK(refusal(deep).status() == 400);
 }
