@@ -11,6 +11,8 @@ packages=(
   libspdlog-dev            # logging
   nlohmann-json3-dev       # configs, tokenizer and model metadata
   catch2                   # tests (Catch2 v2)
+  pkgconf                  # finds cpp-httplib (it ships a pkg-config file, no CMake config)
+  libcpp-httplib-dev       # heed serve's HTTP server (and the tests' and load benchmark's client)
 )
 
 as_root=()

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Load benchmark of `heed serve` on loopback, beside offline `heed translate` on the same
+# sentences (data/test.en + data/dev.en, 1000 lines), bounded in requests and in time:
+#   1. offline: `heed --threads T translate` on all the sentences (sentences/s as heed logs it,
+#      model loading excluded), and `heed --threads 1 translate --batch-size 1` on the first L
+#      (seconds per sentence: one sentence decoded alone, as a lone client's is);
+#   2. the server (`heed --threads T serve`), warmed up, then: 32 clients sending one sentence
+#      per request (throughput, p50/p99 latency; every answer checked against translate's),
+#      1 client (latency of one sentence), and 32 clients for the memory run (RSS before/after).
+# Usage: scripts/bench-serve.sh MODEL_DIR [full|quick]
+#   full: 3000 requests for throughput, L = 500, 100,000 requests for memory; quick: 300, 50, 2000.
+# Environment: HEED (default build/heed), SERVE_LOAD (default build/heed-serve-load), THREADS
+#   (default 2), MAX_SECONDS (time bound of each load run, default 3600), KEEP=1 keeps the work
+#   directory.
+# The client runs on the same machine and takes CPU from the server: its CPU time (and the
+# server's) is reported for each run, so the throughput can be read with that in mind.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+model=${1:?usage: $0 MODEL_DIR [full|quick]}
+mode=${2:-full}
+heed=${HEED:-$root/build/heed}
+load=${SERVE_LOAD:-$root/build/heed-serve-load}
+threads=${THREADS:-2}
+max_seconds=${MAX_SECONDS:-3600}
+case "$mode" in
+  full) throughput_requests=3000 latency_lines=500 memory_requests=100000 ;;
+  quick) throughput_requests=300 latency_lines=50 memory_requests=2000 ;;
+  *) echo "mode must be full or quick, got '$mode'" >&2; exit 2 ;;
+esac
+for tool in "$heed" "$load"; do
+  [ -x "$tool" ] || { echo "missing: $tool (build it: cmake --build build)" >&2; exit 1; }
+done
+
+work=$(mktemp -d)
+server=""
+cleanup() {
+  if [ -n "$server" ] && kill -0 "$server" 2>/dev/null; then kill -TERM "$server"; wait "$server" || true; fi
+  if [ "${KEEP:-0}" = 1 ]; then echo "work directory: $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+cat "$root/data/test.en" "$root/data/dev.en" > "$work/sentences.txt"
+head -n "$latency_lines" "$work/sentences.txt" > "$work/latency.txt"
+
+# A field of heed-serve-load's JSON line: field FILE KEY
+field() { grep -o "\"$2\":[-0-9.e+]*" "$1" | head -1 | cut -d: -f2; }
+# CPU seconds the server has used so far (user + system).
+server_cpu() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$server/stat"; }
+rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$server/status"; }
+
+echo "== offline: heed --threads $threads translate, $(wc -l < "$work/sentences.txt") sentences"
+"$heed" --threads "$threads" translate -m "$model" -i "$work/sentences.txt" -o "$work/offline.txt" 2> "$work/offline.log"
+offline_rate=$(grep -o '[0-9.]* sentences/s' "$work/offline.log" | tail -1 | cut -d' ' -f1)
+echo "   $offline_rate sentences/s"
+echo "== offline: heed --threads 1 translate --batch-size 1, $latency_lines sentences"
+"$heed" --threads 1 translate -m "$model" --batch-size 1 -i "$work/latency.txt" -o /dev/null 2> "$work/alone.log"
+alone_ms=$(sed -n 's/.* \([0-9]*\) sentences, .* in \([0-9.]*\) s:.*/\2 \1/p' "$work/alone.log" | tail -1 |
+           awk '{printf "%.3f", $1 / $2 * 1000}')
+echo "   $alone_ms ms per sentence"
+
+echo "== server: heed --threads $threads serve"
+"$heed" --threads "$threads" serve -m "$model" --port 0 > "$work/url.txt" 2> "$work/serve.log" &
+server=$!
+for _ in $(seq 600); do [ -s "$work/url.txt" ] && break; sleep 0.1; done
+url=$(head -1 "$work/url.txt")
+[ -n "$url" ] || { cat "$work/serve.log" >&2; exit 1; }
+
+# run NAME CLIENTS REQUESTS INPUT EXPECT: one load run, with the server's CPU time around it.
+run() {
+  local name=$1 clients=$2 requests=$3 input=$4 expect=$5 cpu0 cpu1
+  cpu0=$(server_cpu)
+  "$load" --url "$url" -i "$input" --expect "$expect" --clients "$clients" --requests "$requests" \
+    --max-seconds "$max_seconds" > "$work/$name.json" || true
+  cpu1=$(server_cpu)
+  awk -v a="$cpu0" -v b="$cpu1" 'BEGIN {printf "%.2f", b - a}' > "$work/$name.server_cpu"
+  echo "   $(cat "$work/$name.json")"
+  echo "   server CPU seconds: $(cat "$work/$name.server_cpu")"
+}
+
+head -n "$latency_lines" "$work/offline.txt" > "$work/latency.expect"
+echo "== warm-up: 32 clients, 500 requests"
+run warmup 32 500 "$work/sentences.txt" "$work/offline.txt"
+echo "== throughput: 32 clients, $throughput_requests requests"
+run throughput 32 "$throughput_requests" "$work/sentences.txt" "$work/offline.txt"
+echo "== latency: 1 client, $latency_lines requests"
+run latency 1 "$latency_lines" "$work/latency.txt" "$work/latency.expect"
+rss_start=$(rss_kb)
+echo "== memory: 32 clients, $memory_requests requests (RSS $rss_start kB before)"
+run memory 32 "$memory_requests" "$work/sentences.txt" "$work/offline.txt"
+rss_end=$(rss_kb)
+hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$server/status")
+
+kill -TERM "$server"
+status=0
+wait "$server" || status=$?
+server=""
+
+rate=$(field "$work/throughput.json" sentences_per_second)
+latency_mean=$(field "$work/latency.json" mean)
+latency_p50=$(field "$work/latency.json" p50)
+echo
+echo "== summary ($mode, $threads threads, $(nproc) cores, load average: $(cut -d' ' -f1-3 /proc/loadavg))"
+awk -v r="$rate" -v o="$offline_rate" 'BEGIN {printf "32 clients: %.1f sentences/s vs offline %.1f: %.0f %% (target >= 80 %%)\n", r, o, 100 * r / o}'
+echo "32 clients: latency p50 $(field "$work/throughput.json" p50) ms, p99 $(field "$work/throughput.json" p99) ms;" \
+     "client used $(field "$work/throughput.json" client_cpu_seconds) CPU s, server $(cat "$work/throughput.server_cpu") CPU s" \
+     "in $(field "$work/throughput.json" seconds) s"
+awk -v m="$latency_mean" -v p="$latency_p50" -v a="$alone_ms" \
+  'BEGIN {printf "1 client: latency mean %.2f ms, p50 %.2f ms vs offline %.2f ms per sentence: %.2fx (target <= 1.2x)\n", m, p, a, m / a}'
+echo "memory: RSS $rss_start kB before, $rss_end kB after $(field "$work/memory.json" requests) requests (peak $hwm kB)"
+echo "answers differing from heed translate: throughput $(field "$work/throughput.json" mismatches)," \
+     "latency $(field "$work/latency.json" mismatches), memory $(field "$work/memory.json" mismatches);" \
+     "errors: $(field "$work/throughput.json" errors), $(field "$work/latency.json" errors), $(field "$work/memory.json" errors)"
+echo "server exit status after SIGTERM: $status"

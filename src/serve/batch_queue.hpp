@@ -1,0 +1,67 @@
+#pragma once
+// The dynamic batcher: sentences of concurrent requests wait here, and each decoding worker takes
+// the next batch when one is due. A batch holds sentences of one search setting (SearchKey),
+// always including the oldest waiting sentence (so none starves), grown with the sentences
+// nearest to it in length while the padded size (sentences × longest) stays within
+// max_batch_tokens.
+//
+// A batch is due when it is full (a sentence of its kind had to stay out), when its oldest
+// sentence has waited max_wait, or when no sentence has arrived for `lull` (at most max_wait):
+// a burst of requests (e.g. clients answered by the last batch sending their next sentence) is
+// gathered whole, while a lone request on an idle server waits only the lull.
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "serve/job.hpp"
+
+namespace heed::serve {
+
+struct BatchPolicy {
+  int max_batch_tokens = 2048;  // padded source tokens (sentences × (longest + </s>))
+  std::chrono::microseconds max_wait{10000};
+  std::chrono::microseconds lull{1000};
+};
+
+struct QueuedSentence {
+  std::shared_ptr<Job> job;
+  size_t index = 0;  // the sentence within the job
+  int tokens = 0;    // its padded length: source tokens + </s>
+  Clock::time_point arrival;
+};
+
+// The next batch from `queue` (in arrival order): positions in the queue, longest sentence
+// first, and whether it is full.
+struct Selection {
+  std::vector<size_t> members;
+  bool full = false;
+};
+Selection select_batch(const std::deque<QueuedSentence>& queue, int max_batch_tokens);
+
+class BatchQueue {
+ public:
+  explicit BatchQueue(const BatchPolicy& policy);
+
+  // Queues every sentence of the job that has tokens to decode; false once closed.
+  bool push(const std::shared_ptr<Job>& job);
+  // Blocks until a batch is due and returns it; empty once the queue is closed and empty.
+  std::vector<QueuedSentence> pop_batch();
+  // Drops the job's waiting sentences (a request that timed out); returns how many.
+  size_t remove(const Job* job);
+  // Draining: nothing waits for a fuller batch any more, and pop_batch ends when all is taken.
+  void close();
+  size_t size() const;
+
+ private:
+  BatchPolicy policy_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<QueuedSentence> queue_;
+  Clock::time_point last_arrival_;
+  bool closed_ = false;
+};
+
+}  // namespace heed::serve

@@ -1,0 +1,33 @@
+#include "serve/decode_batch.hpp"
+
+#include "tokens/batch.hpp"
+
+namespace heed::serve {
+
+DecodingConfig request_search(const DecodingConfig& defaults, int beam, int nbest) {
+  DecodingConfig search = defaults;
+  search.beam = beam;
+  search.nbest = nbest;
+  return search;
+}
+
+std::vector<std::vector<Translation>> decode_batch(Seq2Seq& model, const Tokenizer& target,
+                                                   const std::vector<std::vector<int32_t>>& sources,
+                                                   const DecodingConfig& search) {
+  const auto hypotheses = beam_search(model, make_batch(sources, {}), search);
+  std::vector<std::vector<Translation>> out(hypotheses.size());
+  for (size_t i = 0; i < hypotheses.size(); ++i) {
+    for (const Hypothesis& h : hypotheses[i]) {
+      Translation t;
+      t.text = target.decode(std::vector<int>(h.tokens.begin(), h.tokens.end()));
+      t.tokens = h.tokens;
+      t.score = h.score;
+      t.log_prob = h.log_prob;
+      t.attention = h.attention;
+      out[i].push_back(std::move(t));
+    }
+  }
+  return out;
+}
+
+}  // namespace heed::serve

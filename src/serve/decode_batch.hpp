@@ -1,0 +1,28 @@
+#pragma once
+// The server's one call into the decoder: a batch of tokenized sentences through beam search,
+// detokenized. The server calls beam_search directly rather than translate_lines, because
+// translate_lines (a) stops at Ctrl-C, and the server must finish its in-flight requests then,
+// (b) opens a StepWeightsHold, whose count is not meant for several threads at once (the server
+// holds the step weights once for its lifetime instead), and (c) tokenizes again, while the
+// server has already tokenized each sentence to check its length and batch it.
+#include <cstdint>
+#include <vector>
+
+#include "decode/beam_search.hpp"
+#include "decode/translator.hpp"
+#include "models/seq2seq.hpp"
+#include "text/tokenizers.hpp"
+
+namespace heed::serve {
+
+// `defaults` (the model's decoding settings) with a request's beam and n-best size.
+DecodingConfig request_search(const DecodingConfig& defaults, int beam, int nbest);
+
+// The n-best translations of each source (non-empty, without </s>), best first, in order.
+// Safe to call from several threads at once on one model while the model is in evaluation mode
+// (EvalMode held by the caller); each thread then runs its own primitives.
+std::vector<std::vector<Translation>> decode_batch(Seq2Seq& model, const Tokenizer& target,
+                                                   const std::vector<std::vector<int32_t>>& sources,
+                                                   const DecodingConfig& search);
+
+}  // namespace heed::serve

@@ -1,0 +1,188 @@
+#include "serve/http_server.hpp"
+
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <new>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "serve/page.hpp"
+#include "serve/response.hpp"
+#include "util/error.hpp"
+
+namespace heed::serve {
+namespace {
+
+constexpr const char* kJson = "application/json";
+constexpr size_t kKeepAliveRequests = 1000;  // per connection, then the client reconnects
+
+// httplib listens with a backlog of 5, compiled into Debian's library: many clients connecting
+// at once would lose SYNs and retry a second later. The socket is protected, hence the subclass.
+class Listener : public httplib::Server {
+ public:
+  void widen_backlog() { ::listen(svr_sock_.load(), SOMAXCONN); }
+};
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+struct HttpServer::Impl {
+  TranslationService& service;
+  Metrics& metrics;
+  HttpOptions options;
+  Listener http;
+  std::atomic<uint64_t> in_flight{0};
+
+  Impl(TranslationService& s, Metrics& m, const HttpOptions& o) : service(s), metrics(m), options(o) { routes(); }
+
+  void routes() {
+    const int threads = std::max(1, options.io_threads);
+    http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    // httplib's default options add SO_REUSEPORT, with which a second server on a taken port
+    // would bind too and share its connections; SO_REUSEADDR alone lets a restart bind at once.
+    http.set_socket_options([](socket_t sock) {
+      const int yes = 1;
+      ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    });
+    http.set_tcp_nodelay(true);  // answers are small: no Nagle delay behind the client's delayed ACK
+    http.set_keep_alive_max_count(kKeepAliveRequests);
+    http.set_payload_max_length(options.max_request_bytes);
+    // With a content reader, the body is read here, whatever its Content-Type (httplib would parse
+    // a form-encoded one, as curl -d sends, and refuse it beyond 8 KiB).
+    http.Post("/v1/translate", [this](const httplib::Request& req, httplib::Response& res,
+                                      const httplib::ContentReader& content) { translate(req, res, content); });
+    http.Get("/v1/translate", [](const httplib::Request&, httplib::Response& res) {
+      res.status = 405;
+      res.set_header("Allow", "POST");
+      res.set_content(error_body("use POST with a JSON body {\"text\": [...]}"), kJson);
+    });
+    http.Get("/v1/health", [this](const httplib::Request&, httplib::Response& res) {
+      const nlohmann::json body = {{"status", "ok"},
+                                   {"model", options.model_name},
+                                   {"queue", service.queued_sentences()},
+                                   {"requests_in_flight", in_flight.load()}};
+      res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), kJson);
+    });
+    http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(metrics.prometheus(service.queued_sentences(), in_flight.load()),
+                      "text/plain; version=0.0.4; charset=utf-8");
+    });
+    http.Get("/", [](const httplib::Request&, httplib::Response& res) {
+      const std::string_view page = page_html();
+      res.set_content(page.data(), page.size(), "text/html; charset=utf-8");
+    });
+    // Every error answer is JSON: httplib's own (unknown path, body over the limit, a request it
+    // cannot parse) get a body here; answers that have one keep it.
+    http.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
+      if (!res.body.empty()) return;
+      std::string message = "HTTP status " + std::to_string(res.status);
+      if (res.status == 404)
+        message = "no such endpoint: " + req.method + " " + req.path +
+                  " (endpoints: POST /v1/translate, GET /v1/health, GET /metrics, GET /)";
+      else if (res.status == 413)
+        message = "request body over the limit of " + std::to_string(options.max_request_bytes) + " bytes";
+      else if (res.status == 400)
+        message = "malformed HTTP request";
+      res.set_content(error_body(message), kJson);
+      if (req.method == "POST" && req.path == "/v1/translate") metrics.request_done(res.status, 0);
+    });
+    http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+      res.status = 500;
+      res.set_content(error_body("internal error"), kJson);
+    });
+    http.set_logger([](const httplib::Request& req, const httplib::Response& res) {
+      spdlog::debug("serve: {} {} {} ({} bytes in, {} out)", req.method, req.path, res.status, req.body.size(),
+                    res.body.size());
+    });
+  }
+
+  // The body, or RequestError: 413 beyond the limit (httplib skips a body whose Content-Length is
+  // over it; a chunked one is cut off here), 400 when it cannot be read.
+  std::string read_body(const httplib::ContentReader& content, httplib::Response& res) {
+    std::string body;
+    bool too_big = false;
+    const bool read = content([&](const char* data, size_t length) {
+      too_big = body.size() + length > options.max_request_bytes;
+      if (!too_big) body.append(data, length);
+      return !too_big;
+    });
+    if (too_big || res.status == 413) {
+      res.set_header("Connection", "close");  // the rest of the body is still on its way
+      throw RequestError(413, "", "request body over the limit of " + std::to_string(options.max_request_bytes) +
+                                      " bytes");
+    }
+    if (!read) throw RequestError(400, "", "the request body could not be read");
+    return body;
+  }
+
+  void translate(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& content) {
+    const auto start = Clock::now();
+    ++in_flight;
+    int status = 200;
+    std::string body;
+    try {
+      const TranslateRequest request =
+          parse_translate_request(read_body(content, res), options.default_beam, options.limits);
+      const auto results = service.translate(request, start + options.timeout);
+      body = translate_response(request, results, service.tokenizers(), options.model_name,
+                                seconds_since(start) * 1000);
+      uint64_t source_tokens = 0, target_tokens = 0;
+      for (const TranslationResult& r : results) {
+        source_tokens += r.source_tokens.size();
+        target_tokens += r.nbest.front().tokens.size();
+      }
+      metrics.sentences_done(results.size(), source_tokens, target_tokens);
+    } catch (const RequestError& e) {
+      status = e.status();
+      body = error_body(e.what(), e.field());
+    } catch (const std::bad_alloc&) {
+      status = 500;
+      body = error_body("out of memory");
+    } catch (const std::exception& e) {
+      status = 500;
+      body = error_body(std::string("internal error: ") + e.what());
+      spdlog::error("serve: {}", e.what());
+    }
+    res.status = status;
+    res.set_content(body, kJson);
+    metrics.request_done(status, seconds_since(start));
+    --in_flight;
+  }
+};
+
+HttpServer::HttpServer(TranslationService& service, Metrics& metrics, const HttpOptions& options)
+    : impl_(std::make_unique<Impl>(service, metrics, options)) {}
+
+HttpServer::~HttpServer() = default;
+
+int HttpServer::bind() {
+  const HttpOptions& o = impl_->options;
+  const int port = o.port == 0 ? impl_->http.bind_to_any_port(o.host) : (impl_->http.bind_to_port(o.host, o.port) ? o.port : -1);
+  if (port < 0)
+    throw Error("cannot listen on " + o.host + ":" + std::to_string(o.port) +
+                " (the port is taken, or the host is not an address of this machine)");
+  impl_->http.widen_backlog();
+  return port;
+}
+
+void HttpServer::serve_until(const std::function<bool()>& stop_requested) {
+  std::atomic<bool> ended{false};
+  std::thread listener([&] {
+    if (!impl_->http.listen_after_bind()) spdlog::error("serve: the listening socket failed");
+    ended = true;
+  });
+  // stop() does nothing before the listener runs, so wait for it to start first.
+  while (!impl_->http.is_running() && !ended) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  while (!ended && !stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  spdlog::info("serve: stopping: no new connections; answering the requests in hand");
+  impl_->http.stop();  // closes the listening socket; listen_after_bind returns when handlers are done
+  listener.join();
+}
+
+}  // namespace heed::serve

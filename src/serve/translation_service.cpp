@@ -1,0 +1,113 @@
+#include "serve/translation_service.hpp"
+
+#include <omp.h>
+#include <spdlog/spdlog.h>
+
+#include <exception>
+#include <memory>
+#include <string>
+
+#include "serve/decode_batch.hpp"
+#include "util/error.hpp"
+
+namespace heed::serve {
+
+TranslationService::TranslationService(Seq2Seq& model, const Tokenizers& tokenizers, const DecodingConfig& defaults,
+                                       const ServiceOptions& options, Metrics& metrics)
+    : model_(model),
+      tokenizers_(tokenizers),
+      defaults_(defaults),
+      options_(options),
+      metrics_(metrics),
+      hold_(model),
+      eval_(model),
+      queue_(options.batching) {
+  for (int w = 0; w < std::max(1, options_.workers); ++w) workers_.emplace_back([this] { work(); });
+}
+
+TranslationService::~TranslationService() { drain(); }
+
+void TranslationService::drain() {
+  queue_.close();
+  for (auto& w : workers_)
+    if (w.joinable()) w.join();
+}
+
+std::vector<TranslationResult> TranslationService::translate(const TranslateRequest& request,
+                                                             Clock::time_point deadline) {
+  auto job = std::make_shared<Job>();
+  job->key = {request.beam, request.nbest};
+  job->sources.resize(request.text.size());
+  job->results.resize(request.text.size());
+  for (size_t i = 0; i < request.text.size(); ++i) {
+    const std::vector<int> ids = tokenizers_.source().encode(request.text[i]);
+    if (static_cast<int>(ids.size()) > options_.max_sentence_tokens) {
+      const std::string field = "text[" + std::to_string(i) + "]";
+      throw RequestError(413, field, field + ": " + std::to_string(ids.size()) + " tokens, over the limit of " +
+                                         std::to_string(options_.max_sentence_tokens) + " per sentence");
+    }
+    job->sources[i].assign(ids.begin(), ids.end());
+    if (!ids.empty()) ++job->remaining;
+  }
+
+  if (job->remaining > 0) {
+    if (!queue_.push(job)) throw RequestError(503, "", "the server is shutting down");
+    std::unique_lock<std::mutex> lock(job->mutex);
+    if (!job->done.wait_until(lock, deadline, [&] { return job->remaining == 0; })) {
+      lock.unlock();
+      queue_.remove(job.get());  // sentences already in a batch finish there, unseen
+      throw RequestError(503, "", "the request timed out before its sentences were translated");
+    }
+    if (!job->failure.empty()) throw Error("decoding failed: " + job->failure);
+  }
+
+  std::vector<TranslationResult> results(request.text.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    TranslationResult& r = results[i];
+    r.source_tokens = std::move(job->sources[i]);
+    r.original_length = static_cast<int>(r.source_tokens.size());
+    if (r.source_tokens.empty())
+      r.nbest.emplace_back();
+    else
+      r.nbest = std::move(job->results[i]);
+  }
+  return results;
+}
+
+void TranslationService::work() {
+  omp_set_num_threads(1);  // this worker's own products and loops: one batch per thread
+  for (;;) {
+    std::vector<QueuedSentence> batch;
+    try {
+      batch = queue_.pop_batch();
+    } catch (const std::exception& e) {  // out of memory: the batch's requests will time out
+      spdlog::error("decoding worker: {}", e.what());
+      continue;
+    }
+    if (batch.empty()) return;
+    const SearchKey key = batch.front().job->key;
+    std::vector<std::vector<int32_t>> sources;
+    for (const QueuedSentence& q : batch) sources.push_back(q.job->sources[q.index]);
+    std::vector<std::vector<Translation>> out;
+    std::string failure;
+    try {
+      out = decode_batch(model_, tokenizers_.target(), sources, request_search(defaults_, key.beam, key.nbest));
+    } catch (const std::exception& e) {
+      failure = e.what()[0] ? e.what() : "unknown error";
+    } catch (...) {
+      failure = "unknown error";
+    }
+    metrics_.batch_done(batch.size());
+    for (size_t k = 0; k < batch.size(); ++k) {
+      Job& job = *batch[k].job;
+      const std::lock_guard<std::mutex> lock(job.mutex);
+      if (failure.empty())
+        job.results[batch[k].index] = std::move(out[k]);
+      else
+        job.failure = failure;
+      if (--job.remaining == 0) job.done.notify_all();
+    }
+  }
+}
+
+}  // namespace heed::serve

@@ -1,0 +1,289 @@
+// heed serve as a client sees it: a real server on a free loopback port, answers equal to
+// `heed translate` for the same lines (alone, concurrent, n-best and alignments), refused
+// requests with their status codes and fields, the metrics counters, the page, the per-request
+// timeout, and SIGTERM, which answers the request in hand before exiting 0. The model is the tiny
+// random-weight GRU of model_fixture.hpp (outputs arbitrary but deterministic).
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <thread>
+
+#include "serve_fixture.hpp"
+
+using namespace heed::test;
+using nlohmann::json;
+
+namespace {
+
+const std::string& model_dir() {
+  static const std::string dir = [] {
+    const std::string d = "serve_cli";
+    fs::remove_all(d);
+    return make_tiny_model_dir(d + "/model");
+  }();
+  return dir;
+}
+
+std::string scratch(const std::string& name) { return "serve_cli/" + name; }
+
+std::vector<std::string> texts(const json& translations) {
+  std::vector<std::string> out;
+  for (const auto& t : translations) out.push_back(one_line(t.get<std::string>()));
+  return out;
+}
+
+std::string format_score(double score) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6f", static_cast<float>(score));
+  return buf;
+}
+
+}  // namespace
+
+TEST_CASE("serve: translations equal heed translate's for the same lines", "[cli][serve]") {
+  ServerProcess server(model_dir(), scratch("same"));
+  REQUIRE(server.port() > 0);
+  std::vector<std::string> lines = sample_lines(0, 12);
+  lines.insert(lines.begin() + 3, "");  // an empty line stays empty, as in translate
+
+  SECTION("the model's beam") {
+    const Answer a = post(server, json{{"text", lines}});
+    REQUIRE(a.status == 200);
+    CHECK(a.body["model"] == "model");
+    CHECK(a.body["time_ms"].get<double>() > 0);
+    const auto expected = translate_offline(model_dir(), lines, "", scratch("same-default"));
+    REQUIRE(expected.size() == lines.size());
+    CHECK(texts(a.body["translations"]) == expected);
+    CHECK(a.body["translations"][3] == "");
+  }
+  SECTION("beam 3, greedy") {
+    for (int beam : {3, 1}) {
+      const Answer a = post(server, json{{"text", lines}, {"beam", beam}});
+      REQUIRE(a.status == 200);
+      CHECK(texts(a.body["translations"]) ==
+            translate_offline(model_dir(), lines, "--beam " + std::to_string(beam), scratch("same-beam")));
+    }
+  }
+  SECTION("n-best lists with scores and alignments, as translate --nbest --alignment writes them") {
+    const Answer a = post(server, json{{"text", lines}, {"beam", 3}, {"nbest", 2}, {"alignment", true}});
+    REQUIRE(a.status == 200);
+    const auto expected = translate_offline(model_dir(), lines, "--beam 3 --nbest 2 --alignment", scratch("same-nbest"));
+    std::vector<std::string> got;
+    for (size_t i = 0; i < lines.size(); ++i)
+      for (const auto& h : a.body["translations"][i])
+        got.push_back(std::to_string(i) + " ||| " + one_line(h["text"]) + " ||| " + format_score(h["score"]) +
+                      " ||| " + h["alignment"].get<std::string>());
+    CHECK(got == expected);
+    CHECK(a.body["translations"][0].size() == 2);
+  }
+  SECTION("alignment alone: one entry per line") {
+    const Answer a = post(server, json{{"text", {lines[0]}}, {"alignment", true}});
+    REQUIRE(a.status == 200);
+    REQUIRE(a.body["translations"][0].size() == 1);
+    const auto expected = translate_offline(model_dir(), {lines[0]}, "--scores --alignment", scratch("same-align"));
+    const json& h = a.body["translations"][0][0];
+    CHECK(one_line(h["text"]) + " ||| " + format_score(h["score"]) + " ||| " + h["alignment"].get<std::string>() ==
+          expected.at(0));
+  }
+  CHECK(server.stop() == 0);
+}
+
+TEST_CASE("serve: concurrent requests each get their own lines' translations; counters add up", "[cli][serve]") {
+  ServerProcess server(model_dir(), scratch("concurrent"));
+  REQUIRE(server.port() > 0);
+  const std::vector<std::string> lines = sample_lines(20, 48);
+  const auto expected = translate_offline(model_dir(), lines, "", scratch("concurrent"));
+  REQUIRE(expected.size() == lines.size());
+
+  // 8 clients at once, 4 requests each, of 1 to 3 lines (48 lines in all, each sent once).
+  constexpr int kClients = 8, kRequests = 4;
+  std::vector<std::vector<std::string>> mismatches(kClients);
+  std::vector<std::vector<std::string>> failures(kClients);
+  std::vector<std::thread> clients;
+  size_t next = 0, sentences = 0;
+  std::vector<std::vector<std::pair<size_t, size_t>>> plan(kClients);  // (first line, count)
+  for (int r = 0; r < kRequests; ++r)
+    for (int c = 0; c < kClients; ++c) {
+      const size_t count = 1 + (c + r) % 3;
+      plan[c].emplace_back(next % lines.size(), std::min(count, lines.size() - next % lines.size()));
+      sentences += plan[c].back().second;
+      next += count;
+    }
+  for (int c = 0; c < kClients; ++c)
+    clients.emplace_back([&, c] {
+      for (const auto& [first, count] : plan[c]) {
+        const std::vector<std::string> mine(lines.begin() + first, lines.begin() + first + count);
+        const Answer a = post(server, json{{"text", mine}});
+        if (a.status != 200) {
+          failures[c].push_back(std::to_string(a.status) + " " + a.raw);
+          continue;
+        }
+        const auto got = texts(a.body["translations"]);
+        for (size_t k = 0; k < count; ++k)
+          if (got.at(k) != expected[first + k]) mismatches[c].push_back(mine[k]);
+      }
+    });
+  for (auto& t : clients) t.join();
+  for (int c = 0; c < kClients; ++c) {
+    INFO("client " << c);
+    CHECK(failures[c] == std::vector<std::string>{});
+    CHECK(mismatches[c].empty());
+  }
+  CHECK(metric(server, "heed_requests_total{status=\"200\"}") == kClients * kRequests);
+  CHECK(metric(server, "heed_sentences_total") == double(sentences));
+  CHECK(metric(server, "heed_batch_sentences_total") == double(sentences));  // no empty lines among them
+  CHECK(metric(server, "heed_request_duration_seconds_count") == kClients * kRequests);
+  CHECK(metric(server, "heed_request_duration_seconds_bucket{le=\"+Inf\"}") == kClients * kRequests);
+  CHECK(metric(server, "heed_queue_sentences") == 0);
+  CHECK(metric(server, "heed_requests_in_flight") == 0);
+  CHECK(server.stop() == 0);
+}
+
+TEST_CASE("serve: bad requests get 400/413 with a JSON error naming the field; the server carries on",
+          "[cli][serve]") {
+  ServerProcess server(model_dir(), scratch("bad"),
+                       {"--max-request-bytes", "2000", "--max-sentences", "3", "--max-sentence-length", "8",
+                        "--max-beam", "6"});
+  REQUIRE(server.port() > 0);
+  struct Case {
+    std::string body;
+    int status;
+    std::string field, message;
+  };
+  const std::vector<Case> cases = {
+      {R"({"text": ["a"})", 400, "", "malformed JSON"},
+      {"{\"text\": [\"\xff\"]}", 400, "", "malformed JSON"},  // not UTF-8
+      {"", 400, "", "malformed JSON"},
+      {R"(["a"])", 400, "", "must be a JSON object, got array"},
+      {R"({})", 400, "text", "text: missing"},
+      {R"({"text": "a"})", 400, "text", "text: must be an array of strings, got string"},
+      {R"({"text": ["a", 7]})", 400, "text[1]", "text[1]: must be a string, got number"},
+      {R"({"text": ["a"], "beam": 0})", 400, "beam", "beam: must be an integer from 1 to 6, got 0"},
+      {R"({"text": ["a"], "beam": 7})", 400, "beam", "beam: must be an integer from 1 to 6, got 7"},
+      {R"({"text": ["a"], "beam": "2"})", 400, "beam", "beam: must be an integer from 1 to 6, got \"2\""},
+      {R"({"text": ["a"], "beam": 2.5})", 400, "beam", "got 2.5"},
+      {R"({"text": ["a"], "beam": 2, "nbest": 3})", 400, "nbest", "nbest: must be an integer from 1 to the beam size 2, got 3"},
+      {R"({"text": ["a"], "alignment": "yes"})", 400, "alignment", "alignment: must be true or false, got \"yes\""},
+      {R"({"text": ["a"], "bem": 2})", 400, "bem", "unknown field 'bem'"},
+      {R"({"text": ["a", "b", "c", "d"]})", 413, "text", "text: 4 sentences, over the limit of 3 per request"},
+      {R"({"text": ["a", "one two three four five six seven eight nine ten"]})", 413, "text[1]", "per sentence"},
+      {"{\"text\": [\"" + std::string(2100, 'a') + "\"]}", 413, "", "request body over the limit of 2000 bytes"},
+  };
+  int status_400 = 0, status_413 = 0;
+  for (const Case& c : cases) {
+    INFO(c.body.substr(0, 80));
+    const Answer a = post(server, c.body);
+    CHECK(a.status == c.status);
+    REQUIRE(a.body.is_object());
+    CHECK(a.body["error"].get<std::string>().find(c.message) != std::string::npos);
+    if (c.field.empty())
+      CHECK_FALSE(a.body.contains("field"));
+    else
+      CHECK(a.body["field"] == c.field);
+    (c.status == 400 ? status_400 : status_413) += 1;
+  }
+  // A form-encoded body (curl -d) is read as JSON all the same, whatever its size.
+  {
+    auto client = server.client();
+    const Answer a = to_answer(client.Post("/v1/translate", R"({"text": ["one", "two"]})", "application/x-www-form-urlencoded"));
+    CHECK(a.status == 200);
+    CHECK(a.body["translations"].size() == 2);
+  }
+  const Answer wrong_method = get(server, "/v1/translate");
+  CHECK(wrong_method.status == 405);
+  CHECK(wrong_method.body["error"].get<std::string>().find("POST") != std::string::npos);
+  const Answer missing = get(server, "/v1/nothing");
+  CHECK(missing.status == 404);
+  CHECK(missing.body["error"].get<std::string>().find("no such endpoint: GET /v1/nothing") != std::string::npos);
+
+  const Answer health = get(server, "/v1/health");
+  CHECK(health.status == 200);
+  CHECK(health.body["status"] == "ok");
+  CHECK(metric(server, "heed_requests_total{status=\"400\"}") == status_400);
+  CHECK(metric(server, "heed_requests_total{status=\"413\"}") == status_413);
+  CHECK(metric(server, "heed_requests_total{status=\"200\"}") == 1);
+  CHECK(metric(server, "heed_request_duration_seconds_count") == status_400 + status_413 + 1);
+  CHECK(metric(server, "heed_sentences_total") == 2);
+  CHECK(server.stop() == 0);
+}
+
+TEST_CASE("serve: a request not answered within --timeout-ms gets 503", "[cli][serve]") {
+  // A batch that is not full waits for the 1 ms lull after the last arrival: 1 ms is never enough.
+  ServerProcess server(model_dir(), scratch("timeout"), {"--timeout-ms", "1"});
+  REQUIRE(server.port() > 0);
+  const Answer a = post(server, json{{"text", sample_lines(0, 20)}});
+  CHECK(a.status == 503);
+  CHECK(a.body["error"].get<std::string>().find("timed out") != std::string::npos);
+  const Answer empty = post(server, json{{"text", json::array({""})}});  // nothing to decode: no wait
+  CHECK(empty.status == 200);
+  CHECK(get(server, "/v1/health").status == 200);
+  CHECK(metric(server, "heed_requests_total{status=\"503\"}") == 1);
+  CHECK(server.stop() == 0);
+}
+
+TEST_CASE("serve: SIGTERM stops new connections but answers the request in hand, then exits 0", "[cli][serve]") {
+  ServerProcess server(model_dir(), scratch("drain"), {"--max-sentences", "2000", "--max-batch-tokens", "200"});
+  REQUIRE(server.port() > 0);
+  const std::vector<std::string> lines = sample_lines(0, 700);
+  Answer answer;
+  std::thread client([&] { answer = post(server, json{{"text", lines}, {"beam", 2}}); });
+  // Signal while sentences of the request are still waiting for a worker.
+  double queued = 0;
+  for (int i = 0; i < 20000 && queued <= 0; ++i) {
+    queued = metric(server, "heed_queue_sentences");
+    if (queued <= 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  CHECK(queued > 0);
+  ::kill(server.pid(), SIGTERM);
+  // The listening socket closes within the 20 ms the server takes to notice the signal.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK(get(server, "/v1/health").status == 0);  // no connection
+  client.join();
+  REQUIRE(answer.status == 200);
+  CHECK(texts(answer.body["translations"]) == translate_offline(model_dir(), lines, "--beam 2", scratch("drain")));
+  CHECK(server.stop() == 0);
+  CHECK(server.log().find("serve: stopping") != std::string::npos);
+}
+
+TEST_CASE("serve: health, metrics and the page", "[cli][serve]") {
+  ServerProcess server(model_dir(), scratch("pages"));
+  REQUIRE(server.port() > 0);
+  const Answer health = get(server, "/v1/health");
+  CHECK(health.status == 200);
+  CHECK(health.body == json{{"status", "ok"}, {"model", "model"}, {"queue", 0}, {"requests_in_flight", 0}});
+
+  auto client = server.client();
+  const auto metrics = client.Get("/metrics");
+  REQUIRE(metrics);
+  CHECK(metrics->status == 200);
+  CHECK(metrics->get_header_value("Content-Type").rfind("text/plain; version=0.0.4", 0) == 0);
+  CHECK(metrics->body.find("# TYPE heed_request_duration_seconds histogram\n") != std::string::npos);
+  CHECK(metric(server, "heed_requests_total{status=\"200\"}") == 0);
+
+  const auto page = client.Get("/");
+  REQUIRE(page);
+  CHECK(page->status == 200);
+  CHECK(page->get_header_value("Content-Type") == "text/html; charset=utf-8");
+  CHECK(page->body.find("<textarea id=\"src\"") != std::string::npos);
+  CHECK(page->body.find("fetch(\"/v1/translate\"") != std::string::npos);
+  CHECK(server.stop() == 0);
+}
+
+TEST_CASE("serve: bad flags and a taken port", "[cli][serve]") {
+  const Result precision = run(kHeed + " serve -m " + model_dir() + " --precision bf16", scratch("flags"));
+  CHECK(precision.exit_code == 2);
+  CHECK(precision.err == "heed: error: --precision bf16 is not available: only fp32 exists so far\n");
+  const Result port = run(kHeed + " serve -m " + model_dir() + " --port 70000", scratch("flags"));
+  CHECK(port.exit_code == 2);
+  CHECK(port.err.rfind("heed: error: --port", 0) == 0);
+
+  ServerProcess first(model_dir(), scratch("first"));
+  REQUIRE(first.port() > 0);
+  const Result taken = run(kHeed + " --quiet --threads 1 serve -m " + model_dir() + " --port " +
+                               std::to_string(first.port()),
+                           scratch("flags"));
+  CHECK(taken.exit_code == 1);
+  CHECK(taken.err == "heed: error: cannot listen on 127.0.0.1:" + std::to_string(first.port()) +
+                         " (the port is taken, or the host is not an address of this machine)\n");
+  CHECK(first.stop() == 0);
+}

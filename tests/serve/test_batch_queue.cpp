@@ -1,0 +1,148 @@
+// The dynamic batcher: which sentences make a batch (one search setting, the oldest sentence
+// always in, neighbours in length while the padded size fits), and when a batch is due (full,
+// waited max_wait, or a lull in arrivals; at once when closing).
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+#include "serve/batch_queue.hpp"
+
+using namespace heed::serve;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A job whose sentences have the given token counts (their padded lengths are one more).
+std::shared_ptr<Job> job_of(std::vector<int> lengths, SearchKey key = {5, 1}) {
+  auto job = std::make_shared<Job>();
+  job->key = key;
+  for (int n : lengths) job->sources.push_back(std::vector<int32_t>(n, 7));
+  job->results.resize(lengths.size());
+  return job;
+}
+
+std::deque<QueuedSentence> queue_of(const std::vector<std::shared_ptr<Job>>& jobs) {
+  std::deque<QueuedSentence> q;
+  for (const auto& job : jobs)
+    for (size_t i = 0; i < job->sources.size(); ++i)
+      q.push_back({job, i, static_cast<int>(job->sources[i].size()) + 1, Clock::now()});
+  return q;
+}
+
+std::vector<int> padded_lengths(const std::vector<QueuedSentence>& batch) {
+  std::vector<int> out;
+  for (const auto& q : batch) out.push_back(q.tokens);
+  return out;
+}
+
+double seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
+
+}  // namespace
+
+TEST_CASE("a batch grows around the oldest sentence with the nearest lengths while it fits", "[serve]") {
+  // Padded lengths 5 (oldest), 20, 6, 4, 30; at most 20 padded tokens.
+  const auto q = queue_of({job_of({4, 19, 5, 3, 29})});
+  const Selection s = select_batch(q, 20);
+  // 5 alone; + 4 (as near as 6, and keeps the padding: 2×5); + 6 (3×6 = 18); 20 would make 4×20.
+  CHECK(s.members == std::vector<size_t>{2, 0, 3});  // longest first
+  CHECK(s.full);
+  const Selection all = select_batch(q, 1000);
+  CHECK(all.members == std::vector<size_t>{4, 1, 2, 0, 3});
+  CHECK_FALSE(all.full);
+}
+
+TEST_CASE("a batch keeps to the oldest sentence's search setting; an over-long one goes alone", "[serve]") {
+  const auto beam5 = job_of({10}, {5, 1}), greedy = job_of({10, 10}, {1, 1}), nbest = job_of({10}, {5, 2});
+  const auto q = queue_of({beam5, greedy, nbest, job_of({9}, {5, 1})});
+  const Selection s = select_batch(q, 1000);
+  CHECK(s.members == std::vector<size_t>{0, 4});
+  CHECK_FALSE(s.full);  // nothing of its kind was left out
+  CHECK(select_batch(queue_of({greedy, beam5}), 1000).members == std::vector<size_t>{1, 0});
+  const Selection alone = select_batch(queue_of({job_of({50, 2})}), 20);
+  CHECK(alone.members == std::vector<size_t>{0});
+  CHECK(alone.full);
+}
+
+TEST_CASE("sentences of concurrent requests share a batch; empty ones are not queued", "[serve]") {
+  BatchPolicy policy;
+  policy.max_wait = 10s;  // only a full batch or closing can make it due here
+  policy.lull = 10s;
+  BatchQueue queue(policy);
+  const auto a = job_of({3, 0, 4}), b = job_of({2});
+  REQUIRE(queue.push(a));
+  REQUIRE(queue.push(b));
+  CHECK(queue.size() == 3);
+  queue.close();
+  const auto start = Clock::now();
+  const auto batch = queue.pop_batch();
+  CHECK(seconds(start) < 5);
+  CHECK(padded_lengths(batch) == std::vector<int>{5, 4, 3});
+  CHECK(batch[0].job == a);
+  CHECK(batch[0].index == 2);
+  CHECK(batch[2].job == b);
+  CHECK(queue.pop_batch().empty());  // closed and empty: the worker ends
+  CHECK_FALSE(queue.push(job_of({1})));
+}
+
+TEST_CASE("a full batch goes at once, the rest waits", "[serve]") {
+  BatchPolicy policy;
+  policy.max_batch_tokens = 8;  // two sentences of padded length 4
+  policy.max_wait = 10s;
+  policy.lull = 10s;
+  BatchQueue queue(policy);
+  queue.push(job_of({3, 3, 3}));
+  const auto start = Clock::now();
+  CHECK(queue.pop_batch().size() == 2);
+  CHECK(seconds(start) < 5);
+  CHECK(queue.size() == 1);
+}
+
+TEST_CASE("a batch that is not full waits for the lull after the last arrival, at most max_wait", "[serve]") {
+  BatchPolicy policy;
+  policy.max_wait = 10s;
+  policy.lull = 100ms;
+  BatchQueue queue(policy);
+  auto start = Clock::now();
+  queue.push(job_of({3}));
+  std::thread late([&] {
+    std::this_thread::sleep_for(50ms);
+    queue.push(job_of({4}));  // within the lull: joins the batch, and the lull starts again
+  });
+  const auto batch = queue.pop_batch();
+  late.join();
+  CHECK(seconds(start) >= 0.15);
+  CHECK(seconds(start) < 5);
+  CHECK(batch.size() == 2);
+
+  policy.max_wait = 100ms;
+  policy.lull = 10s;  // capped at max_wait
+  BatchQueue capped(policy);
+  start = Clock::now();
+  capped.push(job_of({3}));
+  CHECK(capped.pop_batch().size() == 1);
+  CHECK(seconds(start) >= 0.1);
+  CHECK(seconds(start) < 5);
+
+  policy.max_wait = 0ms;  // no waiting at all
+  BatchQueue eager(policy);
+  eager.push(job_of({3}));
+  start = Clock::now();
+  CHECK(eager.pop_batch().size() == 1);
+  CHECK(seconds(start) < 5);
+}
+
+TEST_CASE("a request that gives up takes its waiting sentences out of the queue", "[serve]") {
+  BatchPolicy policy;
+  policy.max_wait = 10s;
+  policy.lull = 10s;
+  BatchQueue queue(policy);
+  const auto gone = job_of({3, 4, 5}), kept = job_of({6});
+  queue.push(gone);
+  queue.push(kept);
+  CHECK(queue.remove(gone.get()) == 3);
+  CHECK(queue.size() == 1);
+  queue.close();
+  const auto batch = queue.pop_batch();
+  REQUIRE(batch.size() == 1);
+  CHECK(batch[0].job == kept);
+}
