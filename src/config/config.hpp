@@ -142,6 +142,15 @@ Config with_overrides(const Config& base, const std::vector<std::string>& overri
 void save_config(const Config& config, const std::string& path);  // atomic
 Config load_model_config(const std::string& model_dir);
 
+// A field that defines a trained model (its architecture or its tokenizer: model.*, except
+// dropout and the other architecture's section, and tokenizer.*) and differs between `trained`
+// and `requested`: what a resumed run must not change. Empty path when there is none.
+struct FieldChange {
+  std::string path;
+  nlohmann::json trained, requested;
+};
+FieldChange model_defining_change(const Config& trained, const Config& requested);
+
 // JSON Schema (draft 2020-12) of the config file, generated from the field table.
 nlohmann::json config_schema();
 

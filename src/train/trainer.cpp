@@ -16,6 +16,7 @@
 #include "train/checkpoint.hpp"
 #include "train/optimizer.hpp"
 #include "train/progress.hpp"
+#include "train/run_lock.hpp"
 #include "train/schedule.hpp"
 #include "train/trainer_state.hpp"
 #include "train/update.hpp"
@@ -46,11 +47,11 @@ struct ModelDir {
   }
 };
 
-// The tokenizer: the configured file, the one a resumed model directory holds, or one learned
+// The tokenizer: the one a resumed model directory holds, the configured file, or one learned
 // from the training text (joint: both sides together).
 Tokenizers prepare_tokenizers(const Config& config, const ModelDir& dir, bool resume) {
+  if (resume) return Tokenizers::load(dir.file("tokenizer.json"));  // the one the model was trained with
   if (!config.tokenizer.path.empty()) return Tokenizers::load(config.tokenizer.path);
-  if (resume && fs::exists(dir.file("tokenizer.json"))) return Tokenizers::load(dir.file("tokenizer.json"));
   TokenizerOptions options;
   options.vocab_size = config.tokenizer.vocab_size;
   options.character_coverage = config.tokenizer.character_coverage;
@@ -107,6 +108,16 @@ void remove_stale_temporaries(const std::vector<std::string>& dirs) {
       if (e.is_regular_file() && e.path().filename().string().find(".tmp.") != std::string::npos) fs::remove(e.path());
 }
 
+// A resumed run continues the trained model: its architecture and tokenizer settings must be
+// those in config.json (training settings may change).
+void check_resume_keeps_model(const std::string& dir, const Config& requested) {
+  const FieldChange change = model_defining_change(load_model_config(dir), requested);
+  if (!change.path.empty())
+    throw UsageError("--resume cannot change " + change.path + " (" + change.trained.dump() + " in " +
+                     (fs::path(dir) / "config.json").string() + ", now " + change.requested.dump() +
+                     "): it defines the trained model; train into a new directory instead");
+}
+
 struct Window {  // training statistics since the last log line
   double loss_sum = 0, nll_sum = 0;
   int64_t labels = 0, steps = 0;
@@ -121,17 +132,27 @@ TrainSummary train_model(const TrainOptions& options) {
   if (config.data.train_src.empty()) throw UsageError("data.train.src: no training files given");
   ModelDir dir(options.model_dir);
   const bool resume = options.resume || tc.resume;
+  const RunLock lock(dir.dir);  // before anything else: a second run must not touch this one's files
   const std::string state_path = dir.file("trainer_state.safetensors");
   if (resume && !fs::exists(state_path))
     throw UsageError("--resume: " + dir.dir + " has no trainer_state.safetensors to resume from");
   if (!resume && fs::exists(state_path))
     throw UsageError(dir.dir + " already holds a training run; use --resume to continue it, or another directory");
-  fs::create_directories(dir.file("checkpoints"));
+  if (resume) check_resume_keeps_model(dir.dir, config);
 
-  remove_stale_temporaries({dir.dir, dir.file("checkpoints")});
+  // Everything that can fail runs before the model directory changes: a refused or failing
+  // start leaves a model that still translates and resumes. (Only the corpus cache may appear.)
   Tokenizers tokenizers = prepare_tokenizers(config, dir, resume);
-  tokenizers.save(dir.file("tokenizer.json"));
-  save_config(config, dir.file("config.json"));
+  std::unique_ptr<Validator> validator;
+  if (!config.data.dev_src.empty() || !config.data.dev_tgt.empty())
+    validator = std::make_unique<Validator>(config, tokenizers);
+
+  auto model = make_model(config.model, tokenizers.source().vocab_size(), tokenizers.target().vocab_size(), config.seed);
+  const ParameterSet& params = model->parameters();
+  spdlog::info("model {}: {} parameters", config.model.arch, params.count());
+  Adam adam(params, {tc.beta1, tc.beta2, tc.eps, tc.weight_decay, tc.optimizer == "adamw"});
+  TrainerProgress progress;
+  if (resume) progress = load_trainer_state(state_path, params, adam);
 
   CorpusFilter filter{config.data.max_length, config.data.max_length_ratio};
   const std::string cache_dir = config.data.cache_dir.empty() ? dir.file("cache") : config.data.cache_dir;
@@ -143,24 +164,19 @@ TrainSummary train_model(const TrainOptions& options) {
                seconds_between(load_start, Clock::now()));
   if (train.corpus.size() == 0) throw Error("no training pairs left after filtering");
 
-  std::unique_ptr<Validator> validator;
-  if (!config.data.dev_src.empty() || !config.data.dev_tgt.empty())
-    validator = std::make_unique<Validator>(config, tokenizers);
-
-  auto model = make_model(config.model, tokenizers.source().vocab_size(), tokenizers.target().vocab_size(), config.seed);
-  const ParameterSet& params = model->parameters();
-  spdlog::info("model {}: {} parameters", config.model.arch, params.count());
-
-  Adam adam(params, {tc.beta1, tc.beta2, tc.eps, tc.weight_decay, tc.optimizer == "adamw"});
   ScheduleOptions schedule{tc.schedule, tc.learning_rate, tc.warmup_steps, tc.min_learning_rate, tc.max_steps};
   BatchIterator batches(train.corpus, tc.batch_tokens, config.seed, parse_batch_unit(tc.batch_unit));
-  TrainerProgress progress;
   if (resume) {
-    progress = load_trainer_state(state_path, params, adam);
     model->rng().set_state(progress.rng_seed, progress.rng_counter);
     batches.seek(progress.epoch, progress.batch_index);
     spdlog::info("resumed at step {} (epoch {}, batch {})", progress.step, progress.epoch + 1, progress.batch_index);
   }
+
+  fs::create_directories(dir.file("checkpoints"));
+  remove_stale_temporaries({dir.dir, dir.file("checkpoints")});
+  if (!resume) tokenizers.save(dir.file("tokenizer.json"));  // a resumed run keeps the one it has
+  save_config(config, dir.file("config.json"));
+
   const bool higher_is_better = tc.validation_metric == "bleu";
   prepare_metrics_log(dir.file("metrics.jsonl"), resume, progress.step);
   MetricsLog metrics(dir.file("metrics.jsonl"));
@@ -215,6 +231,21 @@ TrainSummary train_model(const TrainOptions& options) {
     if (tc.patience > 0 && progress.validations_without_improvement >= tc.patience) stop_early = true;
   };
 
+  // A validation that fails (a dev line the model cannot take, no memory) must not lose the
+  // training since the last checkpoint: it is saved first, and a resumed run validates again.
+  auto validate_or_save = [&] {
+    try {
+      run_validation();
+    } catch (const Interrupted&) {
+      throw;  // saved below
+    } catch (...) {
+      bar.clear();
+      save_checkpoint();
+      spdlog::warn("validation failed: checkpoint saved at step {}; continue with --resume", progress.step);
+      throw;
+    }
+  };
+
   Window window;
   double last_loss = 0;
   int bad_steps = 0;
@@ -222,7 +253,7 @@ TrainSummary train_model(const TrainOptions& options) {
   try {
     // A validation that an interrupt cut short is run now, so the best model stays the same.
     if (resume && validator && progress.step % tc.validate_every == 0 && progress.validated_step != progress.step)
-      run_validation();
+      validate_or_save();
     for (;;) {
       if (tc.max_steps > 0 && progress.step >= tc.max_steps) { stop_reason = "max_steps"; break; }
       if (tc.max_epochs > 0 && batches.epoch() >= tc.max_epochs) { stop_reason = "max_epochs"; break; }
@@ -270,12 +301,12 @@ TrainSummary train_model(const TrainOptions& options) {
         window = Window();
       }
       if (progress.step % tc.validate_every == 0) {
-        run_validation();
+        validate_or_save();
         save_checkpoint();
       }
     }
     if (validator ? progress.validated_step != progress.step : progress.step % tc.validate_every != 0) {
-      run_validation();
+      validate_or_save();
       save_checkpoint();
     }
   } catch (const Interrupted&) {
