@@ -15,6 +15,7 @@
 
 #include "cli/output.hpp"
 #include "cli/registry.hpp"
+#include "cli/validators.hpp"
 #include "decode/alignment.hpp"
 #include "decode/attention_svg.hpp"
 #include "decode/translator.hpp"
@@ -64,6 +65,7 @@ void run_translate(const TranslateArgs& args) {
   if (args.offset_opt->count()) search.max_length_offset = args.max_length_offset;
   search.nbest = args.nbest_opt->count() ? args.nbest : 1;
   search.allow_unk = args.allow_unk;
+  search.attention = args.alignment || !args.attention_map.empty();
   if (search.nbest > search.beam)
     throw UsageError("--nbest " + std::to_string(search.nbest) + " needs a beam at least as wide (--beam is " +
                      std::to_string(search.beam) + ")");
@@ -84,6 +86,11 @@ void run_translate(const TranslateArgs& args) {
   LineReader reader(args.input);
   Output output(args.output);
   size_t sentences = 0, output_tokens = 0, truncated = 0;
+  const int input_limit = input_token_limit(*bundle.model, batching);
+  const std::string limited_by =
+      input_limit >= batching.max_input_length ? "data.max_length; see --max-input-length"
+      : input_limit == bundle.model->max_source_positions() - 1 ? "the model's max_positions, with </s>"
+                                                                : "heed's limit for one line";
   bool warned_no_attention = false;
   double seconds = 0;
   // Step weights are prepared once for the whole input, as part of loading, not per chunk.
@@ -106,8 +113,8 @@ void run_translate(const TranslateArgs& args) {
       const TranslationResult& r = results[i];
       const size_t line_no = first_line + i;
       if (r.truncated && ++truncated <= kTruncationWarnings)
-        spdlog::warn("{}:{}: {} tokens, only the first {} are translated (data.max_length; see --max-input-length)",
-                     reader.name(), line_no, r.original_length, batching.max_input_length);
+        spdlog::warn("{}:{}: {} tokens, only the first {} are translated ({})", reader.name(), line_no,
+                     r.original_length, input_limit, limited_by);
       const bool has_attention = !r.nbest.front().attention.empty();
       if ((args.alignment || !args.attention_map.empty()) && !has_attention && !r.source_tokens.empty() &&
           !warned_no_attention) {
@@ -140,8 +147,7 @@ void run_translate(const TranslateArgs& args) {
   }
   output.finish();
   if (truncated > 0)
-    spdlog::warn("{}: {} line(s) longer than {} tokens were truncated", reader.name(), truncated,
-                 batching.max_input_length);
+    spdlog::warn("{}: {} line(s) longer than {} tokens were truncated", reader.name(), truncated, input_limit);
   spdlog::info("translate: {} lines, {} sentences, {} output tokens in {:.2f} s: {:.1f} sentences/s, {:.0f} tokens/s",
                reader.line_number(), sentences, output_tokens, seconds, seconds > 0 ? sentences / seconds : 0.0,
                seconds > 0 ? output_tokens / seconds : 0.0);
@@ -157,30 +163,31 @@ void add_translate_command(CLI::App& app, Registry& registry) {
   sub->add_option("-i,--input", args->input, "input text, one sentence a line (default: standard input)");
   sub->add_option("-o,--output", args->output, "output file, written atomically (default: standard output)");
   args->beam_opt = sub->add_option("--beam", args->beam, "beam size, 1 = greedy (default: decoding.beam)")
-                       ->check(CLI::PositiveNumber);
+                       ->check(whole_number(1));
   args->length_penalty_opt =
       sub->add_option("--length-penalty", args->length_penalty,
                       "alpha of the length normalisation score / length^alpha, 0 = off (default: decoding.length_penalty)")
-          ->check(CLI::NonNegativeNumber);
+          ->check(number_from(0));
   args->ratio_opt = sub->add_option("--max-length-ratio", args->max_length_ratio,
                                     "output length limit: ratio * source tokens + offset (default: decoding.max_length_ratio)")
-                        ->check(CLI::PositiveNumber);
+                        ->check(number_from(0, /*exclusive=*/true));
   args->offset_opt = sub->add_option("--max-length-offset", args->max_length_offset,
                                      "see --max-length-ratio (default: decoding.max_length_offset)")
-                         ->check(CLI::NonNegativeNumber);
+                         ->check(whole_number(0));
   args->batch_size_opt = sub->add_option("--batch-size", args->batch_size, "sentences per batch (default: decoding.batch_size)")
-                             ->check(CLI::PositiveNumber);
+                             ->check(whole_number(1));
   args->batch_tokens_opt =
       sub->add_option("--batch-tokens", args->batch_tokens,
                       "padded source tokens per batch instead of --batch-size; 0 = off (default: decoding.batch_tokens)")
-          ->check(CLI::NonNegativeNumber);
+          ->check(whole_number(0));
   args->max_input_opt = sub->add_option("--max-input-length", args->max_input_length,
-                                        "longer input lines are truncated to this many tokens (default: data.max_length)")
-                            ->check(CLI::PositiveNumber);
+                                        "longer input lines are truncated to this many tokens (default: data.max_length; at most "
+                                        "the model's positions and " + std::to_string(kMaxInputTokens) + ")")
+                            ->check(whole_number(1, kMaxInputTokens));
   args->nbest_opt = sub->add_option("--nbest", args->nbest,
                                     "write the K best translations as Moses n-best lines 'i ||| translation ||| score' "
                                     "(i = 0-based input line)")
-                        ->check(CLI::PositiveNumber);
+                        ->check(whole_number(1));
   sub->add_flag("--scores", args->scores, "append ' ||| score' (log-probability / length^alpha) to each translation");
   sub->add_flag("--alignment", args->alignment,
                 "append ' ||| ' and word alignments 's-t' from the attention weights (0-based word indices)");

@@ -8,6 +8,7 @@
 
 #include "tensor/ops/fast_math.hpp"
 #include "util/error.hpp"
+#include "util/parallel.hpp"
 
 namespace heed {
 namespace {
@@ -148,26 +149,30 @@ class Search {
       if (logits.ndim() != 2 || logits.dim(0) != static_cast<int64_t>(live.size()) || logits.dim(1) != vocab_)
         throw Error("beam search: the model's step gave logits of shape " + shape_str(logits.shape()) +
                     ", expected [" + std::to_string(live.size()) + ", " + std::to_string(vocab_) + "]");
-      attention_.push_back(out.attention.defined() ? out.attention.contiguous() : Tensor());
+      attention_.push_back(out.attention.defined() && opt_.attention ? out.attention.contiguous() : Tensor());
 
       // Each row's best extensions, rows in parallel: the log-softmax and the scan over the
       // vocabulary are the search's own cost, fused so that no [rows, V] log-probabilities are
       // written. Then each sentence merges its rows' lists in order.
       const int64_t rows = static_cast<int64_t>(live.size());
       row_candidates_.resize(rows);
+      ParallelFailure failure;  // the candidate lists allocate
 #pragma omp parallel for schedule(static) if (rows * vocab_ >= kParallelScan)
       for (int64_t r = 0; r < rows; ++r) {
-        std::vector<Candidate>& mine = row_candidates_[r];
-        mine.clear();
-        const float* row_logits = logits.data() + r * vocab_;
-        if (t >= max_length_[sentence[r]]) {
-          const float normaliser = log_normaliser(row_logits, vocab_);
-          if (row_logits[kBatchEos] > kNegInf && std::isfinite(normaliser))
-            mine.push_back({live[r].log_prob + (row_logits[kBatchEos] - normaliser), static_cast<int>(r), kBatchEos});
-        } else {
-          add_row_candidates(row_logits, vocab_, allowed_, 2 * K, live[r], static_cast<int>(r), mine);
-        }
+        failure.capture([&] {
+          std::vector<Candidate>& mine = row_candidates_[r];
+          mine.clear();
+          const float* row_logits = logits.data() + r * vocab_;
+          if (t >= max_length_[sentence[r]]) {
+            const float normaliser = log_normaliser(row_logits, vocab_);
+            if (row_logits[kBatchEos] > kNegInf && std::isfinite(normaliser))
+              mine.push_back({live[r].log_prob + (row_logits[kBatchEos] - normaliser), static_cast<int>(r), kBatchEos});
+          } else {
+            add_row_candidates(row_logits, vocab_, allowed_, 2 * K, live[r], static_cast<int>(r), mine);
+          }
+        });
       }
+      failure.rethrow();
 
       std::vector<Live> next_live;
       std::vector<int> next_sentence, next_rows;

@@ -35,6 +35,9 @@ struct SearchOptions {
   int max_length_offset = 10;
   int nbest = 1;  // hypotheses returned per sentence, 1..beam
   bool allow_unk = false;
+  // Keep each hypothesis' attention rows (alignments, attention maps). They cost S floats per
+  // live hypothesis and step, so that a long line's search holds O(S²) of them: off when unused.
+  bool attention = true;
 };
 
 // The search settings of a config's decoding section (beam = decoding.beam).
@@ -45,7 +48,8 @@ struct Hypothesis {
   float score = 0;              // log_prob / (tokens.size() + 1)^length_penalty
   float log_prob = 0;           // Σ log p of the tokens and </s>
   // One row per output token including </s>: the attention over the sentence's real source
-  // positions (its tokens and </s>), empty when the model gives no attention.
+  // positions (its tokens and </s>), empty when the model gives no attention or the search was
+  // asked not to keep it.
   std::vector<std::vector<float>> attention;
 };
 

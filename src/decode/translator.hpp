@@ -15,7 +15,7 @@ namespace heed {
 struct BatchingOptions {
   int batch_size = 32;       // sentences per batch (when batch_tokens is 0)
   int batch_tokens = 0;      // padded source tokens (incl. </s>) per batch; 0 = use batch_size
-  int max_input_length = 0;  // longer inputs are cut to this many tokens; 0 = no limit
+  int max_input_length = 0;  // longer inputs are cut to this many tokens; 0 = no limit but the model's
 };
 
 struct Translation {
@@ -32,11 +32,23 @@ struct TranslationResult {
   std::vector<Translation> nbest;      // best first; one empty translation for an empty line
 };
 
+// Longest input translated, in tokens. Longer lines are cut to it (and flagged `truncated`): a
+// line's search holds states for every source position and runs up to twice as many steps.
+constexpr int kMaxInputTokens = 4096;
+// Padded source tokens a batch may hold whatever the batching settings: long lines go in small
+// batches, so that a batch's states stay bounded too.
+constexpr int kMaxBatchSourceTokens = 8192;
+
+// The length inputs are cut to: batching.max_input_length (0: none), what the model's positions
+// hold (a source and its </s>) and kMaxInputTokens, whichever is least.
+int input_token_limit(const Seq2Seq& model, const BatchingOptions& batching);
+
 // The batching settings of a config (decoding.batch_size / batch_tokens, data.max_length).
 BatchingOptions batching_options(const DecodingConfig& decoding, int max_input_length);
 
 // One result per line, in the order of `lines`. An empty line is not given to the model: its
-// result is one empty translation with score 0.
+// result is one empty translation with score 0. A line longer than input_token_limit() is cut
+// to it, never an error: one long line does not stop the others.
 std::vector<TranslationResult> translate_lines(Seq2Seq& model, const Tokenizers& tokenizers,
                                                const std::vector<std::string>& lines, const SearchOptions& search,
                                                const BatchingOptions& batching);
