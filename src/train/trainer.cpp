@@ -2,7 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -71,15 +73,17 @@ Tokenizers prepare_tokenizers(const Config& config, const ModelDir& dir, bool re
 
 class MetricsLog {
  public:
-  explicit MetricsLog(const std::string& path) : out_(path, std::ios::app) {
-    if (!out_) throw Error("cannot write " + path);
+  explicit MetricsLog(const std::string& path) : path_(path), out_(path, std::ios::app) {
+    if (!out_) throw Error("cannot write " + path + ": " + std::strerror(errno));
   }
   void write(const nlohmann::json& record) {
     out_ << record.dump() << '\n';
     out_.flush();
+    if (!out_) throw Error("cannot write " + path_ + ": " + std::strerror(errno));  // a full disk, say
   }
 
  private:
+  std::string path_;
   std::ofstream out_;
 };
 
