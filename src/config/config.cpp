@@ -202,9 +202,15 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
     } catch (const Error& e) {
       throw UsageError(std::string("config file: ") + e.what());
     }
-    j = parse_text(text, path);
-    if (!j.is_object()) throw UsageError(path + ": expected a JSON object at the top level, got " + show(j));
+    return config_from_text(text, path, overrides);
   }
+  for (const auto& kv : overrides) apply_override(j, kv);
+  return config_from_json(j, origin);
+}
+
+Config config_from_text(const std::string& text, const std::string& origin, const std::vector<std::string>& overrides) {
+  json j = parse_text(text, origin);
+  if (!j.is_object()) throw UsageError(origin + ": expected a JSON object at the top level, got " + show(j));
   for (const auto& kv : overrides) apply_override(j, kv);
   return config_from_json(j, origin);
 }

@@ -127,6 +127,10 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
 
 // Validates a parsed JSON config; `origin` names it in errors (a file path, "--set ...").
 Config config_from_json(const nlohmann::json& j, const std::string& origin);
+// The text of a config file, parsed (file:line:column errors, duplicate keys refused),
+// overridden and validated as load_config does.
+Config config_from_text(const std::string& text, const std::string& origin,
+                        const std::vector<std::string>& overrides = {});
 
 // The effective config with every field present; config_from_json(to_json(c)) == c.
 nlohmann::json to_json(const Config& config);

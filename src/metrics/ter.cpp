@@ -296,8 +296,11 @@ TerStats ter_segment_stats(std::string_view hypothesis, const std::vector<std::s
   word_ids.assign(split_whitespace(hyp_text), hyp_ids);
   int64_t best = kInfinity;
   double ref_lengths = 0;
+  // word_ids keeps views of every word it has seen: each reference's text lives to the end.
+  std::vector<std::string> ref_texts;
+  ref_texts.reserve(references.size());
   for (auto reference : references) {
-    std::string ref_text = python_lower(python_rstrip(reference));
+    const std::string& ref_text = ref_texts.emplace_back(python_lower(python_rstrip(reference)));
     word_ids.assign(split_whitespace(ref_text), ref_ids);
     int64_t edits = translation_edit_rate(hyp_ids, ref_ids);
     ref_lengths += static_cast<double>(ref_ids.size());
