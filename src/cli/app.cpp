@@ -1,13 +1,20 @@
 #include <spdlog/spdlog.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "cli/registry.hpp"
+#include "cli/validators.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
 #include "util/log.hpp"
 #include "util/threads.hpp"
+#include "util/utf8.hpp"
 
 namespace heed::cli {
 
@@ -25,8 +32,32 @@ bool Registry::run_parsed(CLI::App& app) const {
 }
 
 namespace {
+// Messages can quote file contents (a damaged tokenizer.json): never raw bytes on the terminal.
 int fail(int code, const std::string& message) {
-  std::fprintf(stderr, "heed: error: %s\n", message.c_str());
+  std::fprintf(stderr, "heed: error: %s\n", printable(message).c_str());
+  return code;
+}
+
+// A closed standard descriptor (`heed ... >&-`) would be handed to the next file heed opens, and
+// results meant for stdout would land in, say, a checkpoint. /dev/null, opened the wrong way
+// round, takes its place: its reads and writes fail with EBADF, as the closed descriptor's would.
+void occupy_closed_standard_descriptors() {
+  for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    const int null = ::open("/dev/null", fd == STDIN_FILENO ? O_WRONLY : O_RDONLY);
+    if (null >= 0 && null != fd) {
+      ::dup2(null, fd);
+      ::close(null);
+    }
+  }
+}
+
+// Results count only once they are out: a full disk or a closed stdout is a failure, not exit 0
+// with the result lost.
+int finish_stdout(int code) {
+  if (code != 0) return code;
+  if (std::fflush(stdout) != 0) return fail(1, std::string("cannot write to standard output: ") + std::strerror(errno));
+  if (std::ferror(stdout)) return fail(1, "cannot write to standard output");
   return code;
 }
 
@@ -58,9 +89,8 @@ std::string parse_error_message(CLI::App& app, const CLI::ParseError& e) {
     return "missing subcommand" + see;
   return e.what() + see;
 }
-}  // namespace
 
-int run(int argc, char** argv) {
+int run_command(int argc, char** argv) {
   CLI::App app{"heed: train neural machine translation models, translate with them, score with BLEU", "heed"};
   app.set_version_flag("--version", std::string("heed ") + HEED_VERSION);
   app.require_subcommand(1);
@@ -71,7 +101,8 @@ int run(int argc, char** argv) {
   app.add_option("--log-level", log_level, "trace, debug, info, warn or error")->capture_default_str();
   app.add_flag("-q,--quiet", quiet, "log errors only");
   app.add_option("--log-file", log_file, "also append log lines to this file");
-  app.add_option("--threads", threads, "threads for all math (default: all cores, or $HEED_THREADS)");
+  app.add_option("--threads", threads, "threads for all math (default: all cores, or $HEED_THREADS)")
+      ->check(whole_number(1));
 
   Registry registry;
   add_all_commands(app, registry);
@@ -98,6 +129,7 @@ int run(int argc, char** argv) {
     set_num_threads(threads);
     install_interrupt_handler();
     if (!registry.run_parsed(app)) return fail(2, "missing subcommand (see heed --help)");
+    if (const std::string failure = flush_log_file(); !failure.empty()) return fail(1, failure);
     return 0;
   } catch (const Interrupted&) {
     return fail(1, "interrupted");
@@ -110,6 +142,13 @@ int run(int argc, char** argv) {
   } catch (...) {
     return fail(1, "unknown failure");
   }
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+  occupy_closed_standard_descriptors();
+  return finish_stdout(run_command(argc, argv));
 }
 
 }  // namespace heed::cli

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/registry.hpp"
+#include "cli/validators.hpp"
 #include "tensor/op_bench.hpp"
 #include "util/threads.hpp"
 
@@ -48,10 +49,10 @@ void add_bench_command(CLI::App& app, Registry& registry) {
   auto opt = std::make_shared<BenchOptions>();
   auto* ops = bench->add_subcommand("ops", "matmul wrappers against a bare oneDNN primitive (GFLOP/s)");
   ops->add_option("--loops", opt->loops, "timed loops per case (the median is reported)")
-      ->check(CLI::PositiveNumber)
+      ->check(whole_number(1))
       ->capture_default_str();
   ops->add_option("--loop-seconds", opt->loop_seconds, "minimum duration of one timed loop")
-      ->check(CLI::PositiveNumber)
+      ->check(number_from(0, /*exclusive=*/true))
       ->capture_default_str();
   ops->add_option("--shape", opt->shapes, "matmul shape MxKxN (repeatable)")->capture_default_str();
   registry.on_run(ops, [opt] { run_bench(*opt); });

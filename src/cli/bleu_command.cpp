@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/output.hpp"
 #include "cli/registry.hpp"
 #include "metrics/bleu.hpp"
 #include "metrics/chrf.hpp"
@@ -158,19 +159,19 @@ void run_bleu(const BleuCommandOptions& o) {
   std::vector<std::string_view> segment_refs(num_refs);
 
   auto emit = [&](const std::vector<MetricResult>& results, bool one_line_json) {
+    std::string text;
     if (!json) {
-      for (const auto& r : results) std::printf("%s\n", format_text(r, o.width, o.score_only).c_str());
-      return;
-    }
-    if (one_line_json) {
-      for (const auto& r : results) std::printf("%s\n", format_json(r, o.width).dump().c_str());
+      for (const auto& r : results) text += format_text(r, o.width, o.score_only) + "\n";
+    } else if (one_line_json) {
+      for (const auto& r : results) text += format_json(r, o.width).dump() + "\n";
     } else if (results.size() == 1) {
-      std::printf("%s\n", format_json(results[0], o.width).dump(1).c_str());
+      text = format_json(results[0], o.width).dump(1) + "\n";
     } else {
       Json list = Json::array();
       for (const auto& r : results) list.push_back(format_json(r, o.width));
-      std::printf("%s\n", list.dump(1).c_str());
+      text = list.dump(1) + "\n";
     }
+    print(text);
   };
 
   for (size_t i = 0; i < hyps.size(); ++i) {

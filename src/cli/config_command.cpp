@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "cli/output.hpp"
 #include "cli/registry.hpp"
 #include "config/config.hpp"
 
@@ -31,11 +32,11 @@ void add_config_command(CLI::App& app, Registry& registry) {
     Config config = opts->model_dir.empty()
                         ? load_config(opts->config_path, opts->overrides)
                         : with_overrides(load_model_config(opts->model_dir), opts->overrides, opts->model_dir + "/config.json");
-    std::printf("%s\n", to_json(config).dump(2).c_str());
+    print(to_json(config).dump(2) + "\n");
   });
 
   auto* schema = config->add_subcommand("schema", "print the JSON Schema of config files (as in configs/schema.json)");
-  registry.on_run(schema, [] { std::printf("%s\n", config_schema().dump(2).c_str()); });
+  registry.on_run(schema, [] { print(config_schema().dump(2) + "\n"); });
 }
 
 }  // namespace heed::cli

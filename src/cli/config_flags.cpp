@@ -42,6 +42,9 @@ ConfigFlags::ConfigFlags(CLI::App& command, const std::vector<std::string>& path
     } else {
       flag.option = command.add_option(flag.name, flag.value, help + "; " + field.allowed);
       flag.option->type_name("VALUE");
+      // Checked as the command line is parsed, by the field table, before anything is loaded.
+      const std::string path = field.path;
+      flag.option->check(CLI::Validator([path](std::string& text) { return check_field_value(path, text); }, ""));
     }
   }
 }

@@ -1,7 +1,10 @@
 #pragma once
 // Where a command's results go: standard output, or a file written atomically (complete or not
-// at all, see util/atomic_file.hpp). Each write is flushed so pipes see results chunk by chunk.
+// at all; a FIFO, a device or /dev/fd/N in place, see util/atomic_file.hpp). Each write to
+// standard output or in place is flushed, so pipes see results chunk by chunk.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -9,6 +12,13 @@
 #include "util/error.hpp"
 
 namespace heed::cli {
+
+// Writes results to standard output and flushes them; a failed write (a full disk, a closed
+// descriptor) throws heed::Error, so that no command ends with exit 0 and its result lost.
+inline void print(const std::string& text) {
+  if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)
+    throw Error(std::string("cannot write to standard output: ") + std::strerror(errno));
+}
 
 class Output {
  public:
@@ -18,8 +28,9 @@ class Output {
   void write(const std::string& text) {
     if (file_) {
       file_->write(text);
-    } else if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {
-      throw Error("cannot write to standard output");
+      file_->flush();
+    } else {
+      print(text);
     }
   }
   void finish() {

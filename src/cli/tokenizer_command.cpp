@@ -11,10 +11,12 @@
 
 #include "cli/output.hpp"
 #include "cli/registry.hpp"
+#include "cli/validators.hpp"
 #include "text/tokenizers.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
+#include "util/parallel.hpp"
 #include "util/text_lines.hpp"
 #include "util/threads.hpp"
 #include "util/utf8.hpp"
@@ -97,8 +99,10 @@ void stream_lines(const StreamArgs& args, Transform transform) {
     results.assign(lines.size(), {});
     errors.assign(lines.size(), {});
     const auto n = static_cast<long>(lines.size());
+    ParallelFailure failure;
 #pragma omp parallel for num_threads(num_threads()) schedule(dynamic, 64)
-    for (long i = 0; i < n; ++i) errors[i] = transform(lines[i], results[i]);
+    for (long i = 0; i < n; ++i) failure.capture([&] { errors[i] = transform(lines[i], results[i]); });
+    failure.rethrow();
     std::string text;
     for (size_t i = 0; i < lines.size(); ++i) {
       if (!errors[i].empty()) throw Error(reader.name() + ":" + std::to_string(first_line + i) + ": " + errors[i]);
@@ -184,7 +188,7 @@ void add_tokenizer_command(CLI::App& app, Registry& registry) {
   train->add_option("--max-piece-length", train_args->max_piece_length,
                     "longest learned piece in characters, the leading word marker included")
       ->capture_default_str()
-      ->check(CLI::Range(2, 1 << 20));
+      ->check(whole_number(2, 1 << 20));
   train->add_option("-o,--output", train_args->output, "tokenizer.json to write")->required();
   train->add_option("FILE", train_args->files, "training text for one joint source+target tokenizer");
   train->add_option("--source-files", train_args->source_files, "source-side text (separate tokenizers)");

@@ -72,6 +72,8 @@ void run_translate(const TranslateArgs& args) {
   const int max_input_length = input_length_limit(config);
   // Moses n-best lines when more than one hypothesis is asked for, or --nbest is given.
   const bool nbest_lines = decoding.nbest > 1 || args.decoding_flags->given("decoding.nbest");
+  // Attention rows are kept only for the outputs that show them (they cost S floats a step).
+  const bool keep_attention = args.alignment || !args.attention_map.empty();
   if (!args.attention_map.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(args.attention_map, ec);
@@ -85,6 +87,11 @@ void run_translate(const TranslateArgs& args) {
   LineReader reader(args.input);
   Output output(args.output);
   size_t sentences = 0, output_tokens = 0, truncated = 0;
+  const int input_limit = input_token_limit(*bundle.model, max_input_length);
+  const std::string limited_by =
+      input_limit >= max_input_length ? "data.max_length; see --max-input-length"
+      : input_limit == bundle.model->max_source_positions() - 1 ? "the model's max_positions, with </s>"
+                                                                : "heed's limit for one line";
   bool warned_no_attention = false;
   double seconds = 0;
   // Step weights are prepared once for the whole input, as part of loading, not per chunk.
@@ -99,7 +106,7 @@ void run_translate(const TranslateArgs& args) {
     if (lines.empty()) break;
 
     const auto start = std::chrono::steady_clock::now();
-    const auto results = translate_lines(*bundle.model, bundle.tokenizers, lines, decoding, max_input_length);
+    const auto results = translate_lines(*bundle.model, bundle.tokenizers, lines, decoding, max_input_length, keep_attention);
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     std::string text;
@@ -107,8 +114,8 @@ void run_translate(const TranslateArgs& args) {
       const TranslationResult& r = results[i];
       const size_t line_no = first_line + i;
       if (r.truncated && ++truncated <= kTruncationWarnings)
-        spdlog::warn("{}:{}: {} tokens, only the first {} are translated (data.max_length; see --max-input-length)",
-                     reader.name(), line_no, r.original_length, max_input_length);
+        spdlog::warn("{}:{}: {} tokens, only the first {} are translated ({})", reader.name(), line_no,
+                     r.original_length, input_limit, limited_by);
       const bool has_attention = !r.nbest.front().attention.empty();
       if ((args.alignment || !args.attention_map.empty()) && !has_attention && !r.source_tokens.empty() &&
           !warned_no_attention) {
@@ -141,7 +148,7 @@ void run_translate(const TranslateArgs& args) {
   }
   output.finish();
   if (truncated > 0)
-    spdlog::warn("{}: {} line(s) longer than {} tokens were truncated", reader.name(), truncated, max_input_length);
+    spdlog::warn("{}: {} line(s) longer than {} tokens were truncated", reader.name(), truncated, input_limit);
   spdlog::info("translate: {} lines, {} sentences, {} output tokens in {:.2f} s: {:.1f} sentences/s, {:.0f} tokens/s",
                reader.line_number(), sentences, output_tokens, seconds, seconds > 0 ? sentences / seconds : 0.0,
                seconds > 0 ? output_tokens / seconds : 0.0);

@@ -62,6 +62,11 @@ void check_relations(const Config& c, const std::string& origin) {
   if (t.d_model % t.heads != 0)
     fail("model.transformer.d_model (" + std::to_string(t.d_model) + ") must be a multiple of model.transformer.heads (" +
          std::to_string(t.heads) + ")");
+  // A source of data.max_length tokens (translate cuts to it) plus its </s> must fit the
+  // position table, or a dev or input line that long stops the run.
+  if (c.model.arch == Arch::transformer && t.max_positions <= c.data.max_length)
+    fail("model.transformer.max_positions (" + std::to_string(t.max_positions) + ") must exceed data.max_length (" +
+         std::to_string(c.data.max_length) + "): a source of max_length tokens and its </s>");
   const auto& g = c.model.gru;
   if (g.tie_output && g.readout_dim != g.emb_dim)
     fail("model.gru.tie_output needs model.gru.readout_dim (" + std::to_string(g.readout_dim) +
@@ -162,6 +167,20 @@ int input_length_limit(const Config& config) {
   return config.decoding.max_input_length > 0 ? config.decoding.max_input_length : config.data.max_length;
 }
 
+std::string check_field_value(const std::string& path, const std::string& text) {
+  const auto* field = fields::find(path);
+  if (!field) return "no config field " + path;
+  json value = field->string_only ? json(text) : json::parse(text, nullptr, false);
+  if (value.is_discarded()) value = text;
+  Config scratch;
+  try {
+    field->set(scratch, value);
+  } catch (const fields::BadValue& e) {
+    return "got " + show(value) + ", expected " + e.what();
+  }
+  return "";
+}
+
 std::vector<FieldInfo> fields_of_section(std::string_view section) {
   const Config defaults;
   std::vector<FieldInfo> out;
@@ -220,9 +239,15 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
     } catch (const Error& e) {
       throw UsageError(std::string("config file: ") + e.what());
     }
-    j = parse_text(text, path);
-    if (!j.is_object()) throw UsageError(path + ": expected a JSON object at the top level, got " + show(j));
+    return config_from_text(text, path, overrides);
   }
+  for (const auto& kv : overrides) apply_override(j, kv);
+  return config_from_json(j, origin);
+}
+
+Config config_from_text(const std::string& text, const std::string& origin, const std::vector<std::string>& overrides) {
+  json j = parse_text(text, origin);
+  if (!j.is_object()) throw UsageError(origin + ": expected a JSON object at the top level, got " + show(j));
   for (const auto& kv : overrides) apply_override(j, kv);
   return config_from_json(j, origin);
 }
@@ -241,6 +266,20 @@ Config load_model_config(const std::string& model_dir) {
   if (!std::filesystem::exists(path))
     throw UsageError(model_dir + " is not a heed model directory (no config.json)");
   return config_from_json(parse_text(read_file(path), path), path);
+}
+
+FieldChange model_defining_change(const Config& trained, const Config& requested) {
+  const std::string other_arch =
+      trained.model.arch == Arch::transformer ? "model.gru." : "model.transformer.";  // not this model's
+  for (const auto& field : fields::all()) {
+    const std::string& path = field.path;
+    const bool defining = (path.rfind("model.", 0) == 0 && path != "model.dropout" && path.rfind(other_arch, 0) != 0) ||
+                          path.rfind("tokenizer.", 0) == 0;
+    if (!defining) continue;
+    json a = field.get(trained), b = field.get(requested);
+    if (a != b) return {path, std::move(a), std::move(b)};
+  }
+  return {};
 }
 
 json config_schema() {

@@ -162,6 +162,9 @@ struct FieldInfo {
   std::string default_value;  // JSON text of the default: "5"
   bool is_boolean = false;    // a flag without a value
 };
+// "" when `text` (read as --set reads it) is a valid value of the field at `path`, else what is
+// wrong: "got 0, expected an integer >= 1". For checking a flag's value as it is parsed.
+std::string check_field_value(const std::string& path, const std::string& text);
 // The fields directly in `section` ("decoding"), in table order.
 std::vector<FieldInfo> fields_of_section(std::string_view section);
 
@@ -171,6 +174,10 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
 
 // Validates a parsed JSON config; `origin` names it in errors (a file path, "--set ...").
 Config config_from_json(const nlohmann::json& j, const std::string& origin);
+// The text of a config file, parsed (file:line:column errors, duplicate keys refused),
+// overridden and validated as load_config does.
+Config config_from_text(const std::string& text, const std::string& origin,
+                        const std::vector<std::string>& overrides = {});
 
 // The effective config with every field present; config_from_json(to_json(c)) == c.
 nlohmann::json to_json(const Config& config);
@@ -186,6 +193,15 @@ Config with_overrides(const Config& base, const std::vector<std::string>& overri
 // A trained model stores its effective config as <model_dir>/config.json.
 void save_config(const Config& config, const std::string& path);  // atomic
 Config load_model_config(const std::string& model_dir);
+
+// A field that defines a trained model (its architecture or its tokenizer: model.*, except
+// dropout and the other architecture's section, and tokenizer.*) and differs between `trained`
+// and `requested`: what a resumed run must not change. Empty path when there is none.
+struct FieldChange {
+  std::string path;
+  nlohmann::json trained, requested;
+};
+FieldChange model_defining_change(const Config& trained, const Config& requested);
 
 // JSON Schema (draft 2020-12) of the config file, generated from the field table.
 nlohmann::json config_schema();

@@ -264,7 +264,7 @@ const std::vector<Field>& table() {
       integer("model.transformer.ffn_dim", HEED_AT(model.transformer.ffn_dim), at_least(1), "Feed-forward inner size."),
       integer("model.transformer.enc_layers", HEED_AT(model.transformer.enc_layers), at_least(1), "Encoder layers."),
       integer("model.transformer.dec_layers", HEED_AT(model.transformer.dec_layers), at_least(1), "Decoder layers."),
-      integer("model.transformer.max_positions", HEED_AT(model.transformer.max_positions), at_least(1), "Longest sequence (tokens) the position encoding covers."),
+      integer("model.transformer.max_positions", HEED_AT(model.transformer.max_positions), at_least(1), "Longest sequence (tokens) the position encoding covers; more than data.max_length (a longest source and its </s>)."),
       boolean("model.transformer.pre_norm", HEED_AT(model.transformer.pre_norm), "Layer norm before each sublayer instead of after."),
       choice("model.transformer.activation", HEED_AT(model.transformer.activation), kFeedForwardActivations, "Feed-forward activation."),
 
@@ -277,7 +277,7 @@ const std::vector<Field>& table() {
       text("data.cache_dir", HEED_AT(data.cache_dir), "Where encoded data is cached; \"\" = <model_dir>/cache."),
 
       text("tokenizer.path", HEED_AT(tokenizer.path), "Existing tokenizer.json to use instead of learning one; \"\" = learn from the training data."),
-      integer("tokenizer.vocab_size", HEED_AT(tokenizer.vocab_size), at_least(260), "Vocabulary size, including 4 special and 256 byte tokens."),
+      integer("tokenizer.vocab_size", HEED_AT(tokenizer.vocab_size), at_least(261), "Vocabulary size, including 4 special and 256 byte tokens (so at least one learned piece)."),
       boolean("tokenizer.joint", HEED_AT(tokenizer.joint), "One vocabulary for both languages (false: one per side)."),
       number("tokenizer.character_coverage", HEED_AT(tokenizer.character_coverage), fraction_above_zero(), "Share of character occurrences kept in the alphabet; rarer characters fall back to bytes."),
       boolean("tokenizer.split_by_script", HEED_AT(tokenizer.split_by_script), "Learned pieces never mix scripts, or letters with digits and punctuation (as SentencePiece)."),

@@ -97,6 +97,25 @@ void encode_files(const std::string& source_file, const std::string& target_file
     throw Error(source_file + " ended before " + target_file + " (it changed while being read?)");
 }
 
+// What a damaged cache can hold that its sizes do not show: ids outside the vocabularies (or
+// specials encoding never gives), pairs with an empty side or beyond the length filter. Empty
+// when the corpus is one that loading could have produced.
+std::string implausible(const ParallelCorpus& corpus, const Tokenizers& tokenizers, const CorpusFilter& filter) {
+  for (size_t i = 0; i < corpus.size(); ++i) {
+    for (int side = 0; side < 2; ++side) {
+      const auto ids = side == 0 ? corpus.source(i) : corpus.target(i);
+      const Tokenizer& tok = side == 0 ? tokenizers.source() : tokenizers.target();
+      if (ids.empty()) return "pair " + std::to_string(i + 1) + " has an empty side";
+      if (filter.max_length > 0 && ids.size() + 1 > size_t(filter.max_length))
+        return "pair " + std::to_string(i + 1) + " is longer than the length limit";
+      for (int32_t id : ids)
+        if (id < kFirstByteId || id >= tok.vocab_size())
+          return "token id " + std::to_string(id) + " outside the vocabulary";
+    }
+  }
+  return "";
+}
+
 void log_stats(const CorpusStats& s, const CorpusFilter& filter) {
   spdlog::info("training corpus: {} pairs read, {} kept; skipped {} empty, {} longer than {} tokens, "
                "{} with a length ratio above {}",
@@ -125,9 +144,14 @@ LoadedCorpus load_parallel_corpus(const std::vector<std::string>& source_files,
     key = corpus_cache_key(source_files, target_files, tokenizers, filter);
     cache_path = corpus_cache_path(cache_dir, key);
     if (read_corpus_cache(cache_path, key, loaded)) {
-      spdlog::info("training corpus: loaded from the cache {}", cache_path);
-      log_stats(loaded.stats, filter);
-      return loaded;
+      const std::string damage = implausible(loaded.corpus, tokenizers, filter);
+      if (damage.empty()) {
+        spdlog::info("training corpus: loaded from the cache {}", cache_path);
+        log_stats(loaded.stats, filter);
+        return loaded;
+      }
+      spdlog::warn("ignoring corpus cache {}: {} (damaged?); rebuilding it", cache_path, damage);
+      loaded = LoadedCorpus();
     }
   }
   check_line_counts(source_files, target_files);  // before any tokenizing

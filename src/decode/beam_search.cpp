@@ -8,6 +8,7 @@
 
 #include "tensor/fast_math.hpp"
 #include "util/error.hpp"
+#include "util/parallel.hpp"
 
 namespace heed {
 namespace {
@@ -120,8 +121,8 @@ float kth_best_score(const std::vector<Finished>& finished, int k) {
 
 class Search {
  public:
-  Search(Seq2Seq& model, const Batch& batch, const DecodingConfig& options)
-      : model_(model), batch_(batch), opt_(options), vocab_(model.target_vocab()) {
+  Search(Seq2Seq& model, const Batch& batch, const DecodingConfig& options, bool keep_attention)
+      : model_(model), batch_(batch), opt_(options), keep_attention_(keep_attention), vocab_(model.target_vocab()) {
     allowed_.assign(vocab_, 1);
     for (int banned : {kPadId, kBosId}) if (banned < vocab_) allowed_[banned] = 0;
     if (!options.allow_unk && kUnkId < vocab_) allowed_[kUnkId] = 0;
@@ -148,26 +149,30 @@ class Search {
       if (logits.ndim() != 2 || logits.dim(0) != static_cast<int64_t>(live.size()) || logits.dim(1) != vocab_)
         throw Error("beam search: the model's step gave logits of shape " + shape_str(logits.shape()) +
                     ", expected [" + std::to_string(live.size()) + ", " + std::to_string(vocab_) + "]");
-      attention_.push_back(out.attention.defined() ? out.attention.contiguous() : Tensor());
+      attention_.push_back(out.attention.defined() && keep_attention_ ? out.attention.contiguous() : Tensor());
 
       // Each row's best extensions, rows in parallel: the log-softmax and the scan over the
       // vocabulary are the search's own cost, fused so that no [rows, V] log-probabilities are
       // written. Then each sentence merges its rows' lists in order.
       const int64_t rows = static_cast<int64_t>(live.size());
       row_candidates_.resize(rows);
+      ParallelFailure failure;  // the candidate lists allocate
 #pragma omp parallel for schedule(static) if (rows * vocab_ >= kParallelScan)
       for (int64_t r = 0; r < rows; ++r) {
-        std::vector<Candidate>& mine = row_candidates_[r];
-        mine.clear();
-        const float* row_logits = logits.data() + r * vocab_;
-        if (t >= max_length_[sentence[r]]) {
-          const float normaliser = log_normaliser(row_logits, vocab_);
-          if (row_logits[kEosId] > kNegInf && std::isfinite(normaliser))
-            mine.push_back({live[r].log_prob + (row_logits[kEosId] - normaliser), static_cast<int>(r), kEosId});
-        } else {
-          add_row_candidates(row_logits, vocab_, allowed_, 2 * K, live[r], static_cast<int>(r), mine);
-        }
+        failure.capture([&] {
+          std::vector<Candidate>& mine = row_candidates_[r];
+          mine.clear();
+          const float* row_logits = logits.data() + r * vocab_;
+          if (t >= max_length_[sentence[r]]) {
+            const float normaliser = log_normaliser(row_logits, vocab_);
+            if (row_logits[kEosId] > kNegInf && std::isfinite(normaliser))
+              mine.push_back({live[r].log_prob + (row_logits[kEosId] - normaliser), static_cast<int>(r), kEosId});
+          } else {
+            add_row_candidates(row_logits, vocab_, allowed_, 2 * K, live[r], static_cast<int>(r), mine);
+          }
+        });
       }
+      failure.rethrow();
 
       std::vector<Live> next_live;
       std::vector<int> next_sentence, next_rows;
@@ -282,6 +287,7 @@ class Search {
   Seq2Seq& model_;
   const Batch& batch_;
   const DecodingConfig& opt_;
+  const bool keep_attention_;
   const int vocab_;
   std::vector<char> allowed_;
   std::vector<int> max_length_;
@@ -298,11 +304,12 @@ int max_output_length(int source_tokens, const DecodingConfig& decoding) {
          decoding.max_length_offset;
 }
 
-std::vector<std::vector<Hypothesis>> beam_search(Seq2Seq& model, const Batch& batch, const DecodingConfig& options) {
+std::vector<std::vector<Hypothesis>> beam_search(Seq2Seq& model, const Batch& batch, const DecodingConfig& options,
+                                                 bool keep_attention) {
   if (batch.size == 0) return {};
   const EvalMode eval(model);
   NoGradGuard no_grad;
-  return Search(model, batch, options).run();
+  return Search(model, batch, options, keep_attention).run();
 }
 
 }  // namespace heed

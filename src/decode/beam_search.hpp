@@ -33,7 +33,8 @@ struct Hypothesis {
   float score = 0;              // log_prob / (tokens.size() + 1)^length_penalty
   float log_prob = 0;           // Σ log p of the tokens and </s>
   // One row per output token including </s>: the attention over the sentence's real source
-  // positions (its tokens and </s>), empty when the model gives no attention.
+  // positions (its tokens and </s>), empty when the model gives no attention or the search was
+  // asked not to keep it.
   std::vector<std::vector<float>> attention;
 };
 
@@ -48,7 +49,10 @@ int max_output_length(int source_tokens, const DecodingConfig& decoding);
 // The decoding.nbest best hypotheses of each sentence of `batch` (in batch order), best first,
 // with the decoding section's beam, length penalty, length limit and allow_unk (validated when
 // the config loaded). Runs with the model in eval mode and without gradients; the model's
-// training flag is restored afterwards.
-std::vector<std::vector<Hypothesis>> beam_search(Seq2Seq& model, const Batch& batch, const DecodingConfig& decoding);
+// training flag is restored afterwards. keep_attention: keep each hypothesis' attention rows
+// (alignments, attention maps); they cost S floats per live hypothesis and step, so that a long
+// line's search holds O(S²) of them: off when unused.
+std::vector<std::vector<Hypothesis>> beam_search(Seq2Seq& model, const Batch& batch, const DecodingConfig& decoding,
+                                                 bool keep_attention = true);
 
 }  // namespace heed

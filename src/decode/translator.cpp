@@ -29,10 +29,10 @@ std::vector<std::vector<size_t>> make_batches(const std::vector<TranslationResul
   std::vector<std::vector<size_t>> batches;
   size_t padded_length = 0;  // of the current batch: its first (longest) sentence + </s>
   for (size_t i : order) {
-    const bool full = batches.empty() ||
-                      (batching.batch_tokens > 0
-                           ? (batches.back().size() + 1) * padded_length > size_t(batching.batch_tokens)
-                           : batches.back().size() >= size_t(batching.batch_size));
+    const size_t padded_if_added = batches.empty() ? 0 : (batches.back().size() + 1) * padded_length;
+    const bool full = batches.empty() || padded_if_added > size_t(kMaxBatchSourceTokens) ||
+                      (batching.batch_tokens > 0 ? padded_if_added > size_t(batching.batch_tokens)
+                                                 : batches.back().size() >= size_t(batching.batch_size));
     if (full) {
       batches.emplace_back();
       padded_length = results[i].source_tokens.size() + 1;
@@ -44,11 +44,19 @@ std::vector<std::vector<size_t>> make_batches(const std::vector<TranslationResul
 
 }  // namespace
 
+int input_token_limit(const Seq2Seq& model, int max_input_length) {
+  int limit = kMaxInputTokens;
+  if (max_input_length > 0) limit = std::min(limit, max_input_length);
+  if (model.max_source_positions() > 0) limit = std::min(limit, model.max_source_positions() - 1);
+  return std::max(limit, 1);
+}
+
 std::vector<TranslationResult> translate_lines(Seq2Seq& model, const Tokenizers& tokenizers,
                                                const std::vector<std::string>& lines, const DecodingConfig& decoding,
-                                               int max_input_length) {
+                                               int max_input_length, bool keep_attention) {
   const Tokenizer& source = tokenizers.source();
   const Tokenizer& target = tokenizers.target();
+  const int limit = input_token_limit(model, max_input_length);
 
   std::vector<TranslationResult> results(lines.size());
   for (size_t i = 0; i < lines.size(); ++i) {
@@ -58,8 +66,8 @@ std::vector<TranslationResult> translate_lines(Seq2Seq& model, const Tokenizers&
       r.source_tokens.assign(ids.begin(), ids.end());
     }
     r.original_length = static_cast<int>(r.source_tokens.size());
-    if (max_input_length > 0 && r.original_length > max_input_length) {
-      r.source_tokens.resize(max_input_length);
+    if (r.original_length > limit) {
+      r.source_tokens.resize(limit);
       r.truncated = true;
     }
     if (r.source_tokens.empty()) r.nbest.emplace_back();  // empty line (or one that encodes to nothing)
@@ -72,7 +80,7 @@ std::vector<TranslationResult> translate_lines(Seq2Seq& model, const Tokenizers&
     throw_if_interrupted();
     std::vector<std::vector<int32_t>> sources;
     for (size_t i : members) sources.push_back(results[i].source_tokens);
-    const auto hypotheses = beam_search(model, make_batch(sources, {}), decoding);
+    const auto hypotheses = beam_search(model, make_batch(sources, {}), decoding, keep_attention);
     for (size_t k = 0; k < members.size(); ++k) {
       auto& nbest = results[members[k]].nbest;
       for (const Hypothesis& h : hypotheses[k]) {

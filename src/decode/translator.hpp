@@ -26,12 +26,24 @@ struct TranslationResult {
   std::vector<Translation> nbest;      // best first; one empty translation for an empty line
 };
 
+// Longest input translated, in tokens. Longer lines are cut to it (and flagged `truncated`): a
+// line's search holds states for every source position and runs up to twice as many steps.
+constexpr int kMaxInputTokens = 4096;
+// Padded source tokens a batch may hold whatever the batching settings: long lines go in small
+// batches, so that a batch's states stay bounded too.
+constexpr int kMaxBatchSourceTokens = 8192;
+
+// The length inputs are cut to: max_input_length (0: none; see input_length_limit in
+// config.hpp), what the model's positions hold (a source and its </s>) and kMaxInputTokens,
+// whichever is least.
+int input_token_limit(const Seq2Seq& model, int max_input_length);
+
 // One result per line, in the order of `lines`, searched with `decoding` (its batch_size or
-// batch_tokens cut the batches). Inputs longer than max_input_length tokens (0 = no limit; see
-// input_length_limit in config.hpp) are cut to it. An empty line is not given to the model: its
-// result is one empty translation with score 0.
+// batch_tokens cut the batches). An empty line is not given to the model: its result is one
+// empty translation with score 0. A line longer than input_token_limit() is cut to it, never an
+// error: one long line does not stop the others. keep_attention: see beam_search.
 std::vector<TranslationResult> translate_lines(Seq2Seq& model, const Tokenizers& tokenizers,
                                                const std::vector<std::string>& lines, const DecodingConfig& decoding,
-                                               int max_input_length);
+                                               int max_input_length, bool keep_attention = true);
 
 }  // namespace heed

@@ -29,7 +29,9 @@ struct Cell {
 // sacreBLEU's BeamEditDistance for one reference. Instead of its trie cache, the rows of the
 // last computed hypothesis are kept and reused for the common prefix of the next one: a row
 // depends only on the hypothesis prefix (all hypotheses of one segment have the same length),
-// so the results are identical.
+// so the results are identical. A row keeps only its beam (the cells around the diagonal that
+// sacreBLEU computes; all others are infinite): memory grows with the length times the beam,
+// not with the product of the lengths (a 30,000-word line pair would take 14 GB).
 class BeamEditDistance {
  public:
   explicit BeamEditDistance(const std::vector<uint32_t>& ref) : ref_(ref) {}
@@ -38,8 +40,9 @@ class BeamEditDistance {
   int64_t operator()(const std::vector<uint32_t>& hyp, std::string* trace) {
     const size_t n_hyp = hyp.size(), n_ref = ref_.size();
     if (rows_.empty() || rows_.size() != n_hyp + 1) {
-      rows_.assign(n_hyp + 1, std::vector<Cell>(n_ref + 1));
-      for (size_t j = 0; j <= n_ref; ++j) rows_[0][j] = {static_cast<int64_t>(j), kIns};
+      rows_.assign(n_hyp + 1, Row{});
+      rows_[0].cells.resize(n_ref + 1);
+      for (size_t j = 0; j <= n_ref; ++j) rows_[0].cells[j] = {static_cast<int64_t>(j), kIns};
       words_.clear();
     }
     size_t start = 0;  // rows 0..start are valid for this hypothesis
@@ -51,36 +54,60 @@ class BeamEditDistance {
       words_ = hyp;
     }
     if (trace) *trace = make_trace(n_hyp, n_ref);
-    return rows_[n_hyp][n_ref].cost;
+    return rows_[n_hyp].at(static_cast<int64_t>(n_ref)).cost;
   }
 
  private:
+  // The cells first .. first + cells.size() - 1 of a row; every other cell is infinite.
+  struct Row {
+    int64_t first = 0;
+    std::vector<Cell> cells;
+    Cell at(int64_t j) const {
+      return j >= first && j < first + static_cast<int64_t>(cells.size()) ? cells[j - first] : Cell{kInfinity, kUndef};
+    }
+  };
+
   void compute(const std::vector<uint32_t>& hyp, size_t start) {
     const size_t n_hyp = hyp.size(), n_ref = ref_.size();
     const double length_ratio = n_hyp ? static_cast<double>(n_ref) / static_cast<double>(n_hyp) : 1.0;
     int64_t beam_width = kBeamWidth;
     if (kBeamWidth < length_ratio / 2) beam_width = static_cast<int64_t>(std::ceil(length_ratio / 2 + kBeamWidth));
     for (size_t i = start + 1; i <= n_hyp; ++i) {
-      std::vector<Cell>& row = rows_[i];
-      const std::vector<Cell>& prev = rows_[i - 1];
-      for (auto& cell : row) cell = {kInfinity, kUndef};
+      Row& row = rows_[i];
+      const Row& prev = rows_[i - 1];
       auto pseudo_diag = static_cast<int64_t>(std::floor(static_cast<double>(i) * length_ratio));
       int64_t min_j = std::max<int64_t>(0, pseudo_diag - beam_width);
       int64_t max_j = std::min<int64_t>(static_cast<int64_t>(n_ref) + 1, pseudo_diag + beam_width);
       if (i == n_hyp) max_j = static_cast<int64_t>(n_ref) + 1;
+      row.first = min_j;
+      row.cells.resize(static_cast<size_t>(std::max<int64_t>(max_j - min_j, 0)));
+      auto prev_cost = [&prev](int64_t j) {
+        const auto k = static_cast<uint64_t>(j - prev.first);
+        return k < prev.cells.size() ? prev.cells[k].cost : kInfinity;
+      };
+      const uint32_t word = hyp[i - 1];
+      int64_t left = kInfinity;  // the cell before j in this row: outside the beam at first
       for (int64_t j = min_j; j < max_j; ++j) {
-        Cell& cell = row[j];
+        // Order of preference as in sacreBLEU: sub/nop, deletion, insertion; strict improvement
+        // (written without branches on the costs: they are data, and mispredicted they cost
+        // more than the arithmetic).
+        int64_t best = kInfinity;
+        char op = kUndef;
         if (j == 0) {
-          cell = {prev[0].cost + 1, kDel};
-          continue;
+          best = prev_cost(0) + 1;
+          op = kDel;
+        } else {
+          const bool same = word == ref_[j - 1];
+          const int64_t sub = prev_cost(j - 1) + (same ? 0 : 1), del = prev_cost(j) + 1, ins = left + 1;
+          op = sub < best ? (same ? kNop : kSub) : op;
+          best = std::min(best, sub);
+          op = del < best ? kDel : op;
+          best = std::min(best, del);
+          op = ins < best ? kIns : op;
+          best = std::min(best, ins);
         }
-        bool same = hyp[i - 1] == ref_[j - 1];
-        // Order of preference as in sacreBLEU: sub/nop, deletion, insertion; strict improvement.
-        const Cell candidates[3] = {{prev[j - 1].cost + (same ? 0 : 1), same ? kNop : kSub},
-                                    {prev[j].cost + 1, kDel},
-                                    {row[j - 1].cost + 1, kIns}};
-        for (const auto& c : candidates)
-          if (cell.cost > c.cost) cell = c;
+        row.cells[j - min_j] = {best, op};
+        left = best;
       }
     }
   }
@@ -88,7 +115,7 @@ class BeamEditDistance {
   std::string make_trace(size_t i, size_t j) const {
     std::string reversed;
     while (i > 0 || j > 0) {
-      char op = rows_[i][j].op;
+      char op = rows_[i].at(static_cast<int64_t>(j)).op;
       reversed.push_back(op);
       if (op == kSub || op == kNop) {
         --i, --j;
@@ -104,7 +131,7 @@ class BeamEditDistance {
   }
 
   const std::vector<uint32_t>& ref_;
-  std::vector<std::vector<Cell>> rows_;
+  std::vector<Row> rows_;
   std::vector<uint32_t> words_;  // hypothesis the rows belong to
 };
 
@@ -192,8 +219,10 @@ ShiftResult best_shift(const std::vector<uint32_t>& hyp, const std::vector<uint3
     return total;
   };
   for (int64_t start_h = 0; start_h < n_hyp; ++start_h) {
-    for (int64_t start_r = 0; start_r < n_ref; ++start_r) {
-      if (std::llabs(start_r - start_h) > kMaxShiftDist) continue;
+    // Only starts within kMaxShiftDist of start_h count: the loop visits just those (a long
+    // line would otherwise spend its time skipping the others).
+    const int64_t last_r = std::min(n_ref, start_h + kMaxShiftDist + 1);
+    for (int64_t start_r = std::max<int64_t>(0, start_h - kMaxShiftDist); start_r < last_r; ++start_r) {
       int64_t length = 0;
       // _find_shifted_pairs yields every prefix of a matching run (up to kMaxShiftSize words).
       while (hyp[start_h + length] == ref[start_r + length] && length < kMaxShiftSize) {
@@ -267,8 +296,11 @@ TerStats ter_segment_stats(std::string_view hypothesis, const std::vector<std::s
   word_ids.assign(split_whitespace(hyp_text), hyp_ids);
   int64_t best = kInfinity;
   double ref_lengths = 0;
+  // word_ids keeps views of every word it has seen: each reference's text lives to the end.
+  std::vector<std::string> ref_texts;
+  ref_texts.reserve(references.size());
   for (auto reference : references) {
-    std::string ref_text = python_lower(python_rstrip(reference));
+    const std::string& ref_text = ref_texts.emplace_back(python_lower(python_rstrip(reference)));
     word_ids.assign(split_whitespace(ref_text), ref_ids);
     int64_t edits = translation_edit_rate(hyp_ids, ref_ids);
     ref_lengths += static_cast<double>(ref_ids.size());

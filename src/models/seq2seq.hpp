@@ -61,6 +61,9 @@ class Seq2Seq {
   virtual int target_vocab() const = 0;
   // Decoder positions step() can go through (0: no limit); beam search ends hypotheses there.
   virtual int max_target_positions() const { return 0; }
+  // Encoder positions (tokens and </s>) encode() can take (0: no limit); translation cuts longer
+  // inputs to fit.
+  virtual int max_source_positions() const { return 0; }
   // While held (StepWeightsHold), start() shares one prepared copy of the step weights (packed
   // for the per-step products) instead of preparing it for every batch. The parameters must not
   // change while it is held. Models without such weights ignore it. Holds nest: only the

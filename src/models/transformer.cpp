@@ -179,6 +179,7 @@ class Transformer : public Seq2Seq {
   int source_vocab() const override { return src_vocab_; }
   int target_vocab() const override { return tgt_vocab_; }
   int max_target_positions() const override { return c_.max_positions; }
+  int max_source_positions() const override { return c_.max_positions; }
   Tensor last_attention() const override { return last_attention_; }
 
   EncoderOutput encode(const Batch& batch) override {

@@ -33,10 +33,12 @@ nlohmann::json Tokenizers::to_json() const {
           {"target", target().to_json()}};
 }
 
-Tokenizers Tokenizers::load(const std::string& path) {
+Tokenizers Tokenizers::load(const std::string& path) { return parse(read_file(path), path); }
+
+Tokenizers Tokenizers::parse(const std::string& text, const std::string& path) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(read_file(path));
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw Error(path + ": corrupt tokenizer: not valid JSON (" + e.what() + ")");
   }

@@ -4,6 +4,7 @@
 
 #include "text/words.hpp"
 #include "util/interrupt.hpp"
+#include "util/parallel.hpp"
 #include "util/text_lines.hpp"
 #include "util/threads.hpp"
 
@@ -16,16 +17,20 @@ constexpr size_t kBatchLines = 1 << 16;
 void count_batch(const std::vector<std::string>& lines, std::vector<WordCounts>& per_thread) {
   const int threads = static_cast<int>(per_thread.size());
   const auto n = static_cast<long>(lines.size());
+  ParallelFailure failure;
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int t = 0; t < threads; ++t) {
-    WordCounts& counts = per_thread[t];
-    std::string key;
-    for (long i = n * t / threads; i < n * (t + 1) / threads; ++i)
-      for_each_word(lines[i], [&](std::string_view word) {
-        key.assign(word);
-        ++counts[key];
-      });
+    failure.capture([&] {
+      WordCounts& counts = per_thread[t];
+      std::string key;
+      for (long i = n * t / threads; i < n * (t + 1) / threads; ++i)
+        for_each_word(lines[i], [&](std::string_view word) {
+          key.assign(word);
+          ++counts[key];
+        });
+    });
   }
+  failure.rethrow();
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "train/metrics_log.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <sstream>
 
@@ -31,12 +33,14 @@ void keep_records_up_to(const std::string& path, bool resume, int64_t step) {
 MetricsLog::MetricsLog(const std::string& path, bool resume, int64_t step) {
   keep_records_up_to(path, resume, step);
   out_.open(path, std::ios::app);
-  if (!out_) throw Error("cannot write " + path);
+  if (!out_) throw Error("cannot write " + path + ": " + std::strerror(errno));
+  path_ = path;
 }
 
 void MetricsLog::write(const nlohmann::json& record) {
   out_ << record.dump() << '\n';
   out_.flush();
+  if (!out_) throw Error("cannot write " + path_ + ": " + std::strerror(errno));  // a full disk, say
 }
 
 }  // namespace heed

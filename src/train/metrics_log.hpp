@@ -18,6 +18,7 @@ class MetricsLog {
   void write(const nlohmann::json& record);
 
  private:
+  std::string path_;
   std::ofstream out_;
 };
 

@@ -25,8 +25,9 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 bool resuming(const Config& config) { return config.training.resume; }
 
-// Checks that the directory fits the run (a fresh one, or one to resume) and makes it ready.
-ModelDir prepare_model_dir(const Config& config) {
+// Checks that the directory fits the run: a fresh one, or one to resume whose config.json
+// defines the same model (training settings may change). Changes nothing.
+ModelDir check_model_dir(const Config& config) {
   if (config.data.train_src.empty()) throw UsageError("data.train.src: no training files given");
   ModelDir dir(config.model_dir);
   const std::string state_path = dir.file("trainer_state.safetensors");
@@ -34,17 +35,21 @@ ModelDir prepare_model_dir(const Config& config) {
     throw UsageError("--resume: " + dir.path() + " has no trainer_state.safetensors to resume from");
   if (!resuming(config) && fs::exists(state_path))
     throw UsageError(dir.path() + " already holds a training run; use --resume to continue it, or another directory");
-  fs::create_directories(dir.checkpoints());
-  remove_stale_temporaries(dir.path());
-  remove_stale_temporaries(dir.checkpoints());
+  if (resuming(config)) {
+    const FieldChange change = model_defining_change(load_model_config(dir.path()), config);
+    if (!change.path.empty())
+      throw UsageError("--resume cannot change " + change.path + " (" + change.trained.dump() + " in " +
+                       dir.file("config.json") + ", now " + change.requested.dump() +
+                       "): it defines the trained model; train into a new directory instead");
+  }
   return dir;
 }
 
-// The tokenizer: the configured file, the one a resumed model directory holds, or one learned
+// The tokenizer: the one a resumed model directory holds, the configured file, or one learned
 // from the training text (joint: both sides together).
 Tokenizers prepare_tokenizers(const Config& config, const ModelDir& dir) {
+  if (resuming(config)) return Tokenizers::load(dir.file("tokenizer.json"));  // the one the model was trained with
   if (!config.tokenizer.path.empty()) return Tokenizers::load(config.tokenizer.path);
-  if (resuming(config) && fs::exists(dir.file("tokenizer.json"))) return Tokenizers::load(dir.file("tokenizer.json"));
   TokenizerOptions options;
   options.vocab_size = config.tokenizer.vocab_size;
   options.character_coverage = config.tokenizer.character_coverage;
@@ -62,12 +67,15 @@ Tokenizers prepare_tokenizers(const Config& config, const ModelDir& dir) {
   return Tokenizers::separate(Tokenizer::train(src, options), Tokenizer::train(tgt, options));
 }
 
-// The run's tokenizers, written to the directory with the effective config.
-Tokenizers write_tokenizer_and_config(const Config& config, const ModelDir& dir) {
-  Tokenizers tokenizers = prepare_tokenizers(config, dir);
-  tokenizers.save(dir.file("tokenizer.json"));
+// The run's files, written once every check has passed (a refused or failing start leaves a
+// model that still translates and resumes): checkpoints/, config.json, and tokenizer.json for a
+// new run (a resumed one keeps its own). Temporaries a killed run left behind go.
+void write_run_files(const Config& config, const ModelDir& dir, const Tokenizers& tokenizers) {
+  fs::create_directories(dir.checkpoints());
+  remove_stale_temporaries(dir.path());
+  remove_stale_temporaries(dir.checkpoints());
+  if (!resuming(config)) tokenizers.save(dir.file("tokenizer.json"));
   save_config(config, dir.file("config.json"));
-  return tokenizers;
 }
 
 LoadedCorpus load_training_corpus(const Config& config, const ModelDir& dir, const Tokenizers& tokenizers) {
@@ -91,24 +99,26 @@ std::unique_ptr<Validator> make_validator(const Config& config, const Tokenizers
 
 Trainer::Trainer(const Config& config)
     : config_(config),
-      dir_(prepare_model_dir(config_)),
+      lock_(config_.model_dir),  // before anything else: a second run must not touch this one's files
+      dir_(check_model_dir(config_)),
       resume_(resuming(config_)),
-      tokenizers_(write_tokenizer_and_config(config_, dir_)),
-      train_(load_training_corpus(config_, dir_, tokenizers_)),
+      tokenizers_(prepare_tokenizers(config_, dir_)),
       validator_(make_validator(config_, tokenizers_)),
       model_(make_model(config_.model, tokenizers_.source().vocab_size(), tokenizers_.target().vocab_size(),
                         config_.seed)),
       adam_(model_->parameters(), tc_),
-      batches_(train_.corpus, tc_.batch_tokens, config_.seed, tc_.batch_unit),
       progress_(resume_ ? load_trainer_state(dir_.file("trainer_state.safetensors"), model_->parameters(), adam_)
                         : TrainerProgress{}),
-      metrics_(dir_.file("metrics.jsonl"), resume_, progress_.step) {
+      train_(load_training_corpus(config_, dir_, tokenizers_)),  // only the corpus cache may appear before this
+      batches_(train_.corpus, tc_.batch_tokens, config_.seed, tc_.batch_unit) {
   spdlog::info("model {}: {} parameters", name_of(config_.model.arch), model_->parameters().count());
   if (resume_) {
     model_->rng().set_state(progress_.rng_seed, progress_.rng_counter);
     batches_.seek(progress_.epoch, progress_.batch_index);
     spdlog::info("resumed at step {} (epoch {}, batch {})", progress_.step, progress_.epoch + 1, progress_.batch_index);
   }
+  write_run_files(config_, dir_, tokenizers_);
+  metrics_.emplace(dir_.file("metrics.jsonl"), resume_, progress_.step);
   stop_early_ = tc_.patience > 0 && progress_.validations_without_improvement >= tc_.patience;
 }
 
@@ -159,7 +169,7 @@ void Trainer::validate() {
   nlohmann::json record{{"type", "valid"}, {"step", progress_.step}, {"loss", r.loss}, {"nll", r.nll},
                         {"ppl", r.ppl},    {"elapsed", elapsed()},   {"best", improved}};
   if (r.has_bleu) record["bleu"] = r.bleu;
-  metrics_.write(record);
+  metrics_->write(record);
   progress_.validated_step = progress_.step;
   if (tc_.patience > 0 && progress_.validations_without_improvement >= tc_.patience) stop_early_ = true;
 }
@@ -204,10 +214,25 @@ void Trainer::show_progress(float lr) {
   log(fmt::format("epoch {} step {}: loss {:.4f} nll {:.4f} ppl {:.2f}, {:.0f} target tokens/s, lr {:.3e}, {}",
                   batches_.epoch() + 1, progress_.step, loss, nll, std::exp(nll), window_.labels / secs, lr,
                   format_duration(elapsed())));
-  metrics_.write({{"type", "train"}, {"step", progress_.step}, {"epoch", batches_.epoch() + 1}, {"loss", loss},
+  metrics_->write({{"type", "train"}, {"step", progress_.step}, {"epoch", batches_.epoch() + 1}, {"loss", loss},
                   {"nll", nll}, {"ppl", std::exp(nll)}, {"tokens_per_s", window_.labels / secs}, {"lr", lr},
                   {"elapsed", elapsed()}});
   window_ = Window();
+}
+
+void Trainer::validate_or_save() {
+  try {
+    validate();
+  } catch (const Interrupted&) {
+    throw;  // run() saves it
+  } catch (...) {
+    // A validation that fails (a dev line the model cannot take, no memory) must not lose the
+    // training since the last checkpoint: it is saved first, and a resumed run validates again.
+    bar_.clear();
+    save_checkpoint();
+    spdlog::warn("validation failed: checkpoint saved at step {}; continue with --resume", progress_.step);
+    throw;
+  }
 }
 
 const char* Trainer::stop_condition() const {
@@ -223,18 +248,18 @@ TrainSummary Trainer::run() {
   try {
     // A validation that an interrupt cut short is run now, so the best model stays the same.
     if (resume_ && validator_ && progress_.step % tc_.validate_every == 0 && progress_.validated_step != progress_.step)
-      validate();
+      validate_or_save();
     while (!(stop_reason = stop_condition())) {
       throw_if_interrupted();
       if (!update()) continue;
       show_progress(last_lr_);
       if (progress_.step % tc_.validate_every == 0) {
-        validate();
+        validate_or_save();
         save_checkpoint();
       }
     }
     if (validator_ ? progress_.validated_step != progress_.step : progress_.step % tc_.validate_every != 0) {
-      validate();
+      validate_or_save();
       save_checkpoint();
     }
   } catch (const Interrupted&) {

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "config/config.hpp"
@@ -23,6 +24,7 @@
 #include "train/model_dir.hpp"
 #include "train/optimizer.hpp"
 #include "train/progress.hpp"
+#include "train/run_lock.hpp"
 #include "train/trainer_state.hpp"
 #include "train/validation.hpp"
 
@@ -37,9 +39,10 @@ struct TrainSummary {
 
 class Trainer {
  public:
-  // Setup: checks the model directory, prepares the tokenizer, writes config.json and
-  // tokenizer.json, loads the corpus and the dev set, builds the model and the optimizer, and
-  // restores the trainer state when resuming. `config.model_dir` names the directory.
+  // Setup: locks the model directory (one run at a time), checks it, prepares the tokenizer,
+  // the dev set, the model and the optimizer, restores the trainer state when resuming and loads
+  // the corpus; only then writes config.json and tokenizer.json. `config.model_dir` names the
+  // directory.
   explicit Trainer(const Config& config);
 
   // Updates until a stop condition (max_steps, max_epochs, max_time, patience), validating and
@@ -50,6 +53,8 @@ class Trainer {
   bool update();
   // Dev loss (and BLEU): keeps model.safetensors when the metric improved.
   void validate();
+  // validate(), saving a checkpoint first when it fails.
+  void validate_or_save();
   // trainer_state.safetensors and checkpoints/step-N.safetensors; prunes to keep_last.
   void save_checkpoint();
 
@@ -68,16 +73,17 @@ class Trainer {
 
   const Config config_;
   const TrainingConfig& tc_ = config_.training;
+  const RunLock lock_;
   ModelDir dir_;
   bool resume_;
   Tokenizers tokenizers_;
-  LoadedCorpus train_;
   std::unique_ptr<Validator> validator_;
   std::unique_ptr<Seq2Seq> model_;
   Adam adam_;
-  BatchIterator batches_;
   TrainerProgress progress_;
-  MetricsLog metrics_;
+  LoadedCorpus train_;
+  BatchIterator batches_;
+  std::optional<MetricsLog> metrics_;  // opened once the run's files are written
   ProgressLine bar_;
   Clock::time_point session_start_ = Clock::now();
   Window window_;

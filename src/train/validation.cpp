@@ -1,5 +1,7 @@
 #include "train/validation.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <cmath>
 
 #include "data/batching.hpp"
@@ -13,14 +15,26 @@
 namespace heed {
 
 Validator::Validator(const Config& config, const Tokenizers& tokenizers) : config_(config), tokenizers_(tokenizers) {
-  if (config.data.dev_src.empty() || config.data.dev_tgt.empty())
-    throw UsageError("data.dev: give both data.dev.src and data.dev.tgt");
-  // Every dev pair counts (no length filter); the cross-entropy needs the encoded pairs, BLEU
-  // the raw text.
-  corpus_ = load_parallel_corpus({config.data.dev_src}, {config.data.dev_tgt}, tokenizers, CorpusFilter{0, 0}, "")
-                .corpus;
-  sources_ = read_lines_utf8(config.data.dev_src);
-  references_ = read_lines_utf8(config.data.dev_tgt);
+  const DataConfig& data = config.data;
+  if (data.dev_src.empty() || data.dev_tgt.empty()) throw UsageError("data.dev: give both data.dev.src and data.dev.tgt");
+  // The cross-entropy needs the encoded pairs, BLEU the raw text. Lengths are handled as in
+  // training and translation: the cross-entropy leaves out (and counts) pairs longer than
+  // data.max_length, as training skips them; BLEU translates every line, its source cut to
+  // data.max_length tokens, as `heed translate` does. No dev line can stop the run.
+  const LoadedCorpus dev = load_parallel_corpus({data.dev_src}, {data.dev_tgt}, tokenizers,
+                                                CorpusFilter{data.max_length, 0}, "");
+  corpus_ = dev.corpus;
+  sources_ = read_lines_utf8(data.dev_src);
+  references_ = read_lines_utf8(data.dev_tgt);
+  if (dev.stats.kept == 0)
+    throw Error("data.dev: no usable pairs in " + data.dev_src + " and " + data.dev_tgt + " (" +
+                std::to_string(dev.stats.pairs_read) + " lines: " + std::to_string(dev.stats.skipped_empty) +
+                " with an empty side, " + std::to_string(dev.stats.skipped_too_long) + " longer than data.max_length " +
+                std::to_string(data.max_length) + ")");
+  spdlog::info("dev set: {} pairs; cross-entropy on {} ({} with an empty side, {} longer than data.max_length {} "
+               "left out); BLEU on all {} lines",
+               dev.stats.pairs_read, dev.stats.kept, dev.stats.skipped_empty, dev.stats.skipped_too_long,
+               data.max_length, sources_.size());
 }
 
 ValidationResult Validator::run(Seq2Seq& model) {

@@ -22,8 +22,13 @@ extern "C" void on_signal(int sig) {
 }  // namespace
 
 void install_interrupt_handler() {
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
+  // SIGHUP: a closed terminal or ssh session saves the work all the same. A signal the caller
+  // ignores (nohup, a background job's SIGINT) stays ignored.
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    std::signal(sig, on_signal);
+  }
 }
 
 bool interrupted() { return g_signals.load(std::memory_order_relaxed) > 0; }

@@ -1,5 +1,5 @@
 #pragma once
-// Ctrl-C handling: the first SIGINT/SIGTERM sets a flag that long work polls so it can stop
+// Ctrl-C handling: the first SIGINT/SIGTERM/SIGHUP sets a flag that long work polls so it can stop
 // cleanly (the trainer saves a checkpoint); a second one exits at once.
 namespace heed {
 

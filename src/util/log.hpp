@@ -10,6 +10,11 @@ namespace heed {
 // Throws UsageError for an unknown level or an unwritable log file.
 void setup_logging(const std::string& level, bool quiet, const std::string& log_file);
 
+// Flushes the log file and returns the first failure to write it ("cannot write the log file
+// PATH: REASON"), empty when none. Logging goes on on stderr; the command reports it at its end
+// (and exits 1).
+std::string flush_log_file();
+
 // True when stderr is a terminal (progress bars) and not quiet.
 bool progress_on_terminal();
 

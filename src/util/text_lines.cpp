@@ -1,6 +1,7 @@
 #include "util/text_lines.hpp"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 

@@ -1,21 +1,45 @@
 #include "util/threads.hpp"
 
 #include <omp.h>
+#include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cstdlib>
+#include <string>
 #include <thread>
+
+#include "util/error.hpp"
 
 namespace heed {
 namespace {
 int g_threads = 0;
+
+int parse_thread_count(const std::string& text, const std::string& origin) {
+  int n = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end != text.data() + text.size() || n < 1)
+    throw UsageError(origin + ": got " + text + ", expected an integer >= 1");
+  return n;
 }
+}  // namespace
 
 void set_num_threads(int n) {
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  std::string origin = "--threads";
   if (n <= 0) {
-    if (const char* env = std::getenv("HEED_THREADS")) n = std::atoi(env);
+    if (const char* env = std::getenv("HEED_THREADS")) {
+      origin = "HEED_THREADS";
+      n = parse_thread_count(env, origin);
+    } else {
+      n = cores;
+    }
   }
-  if (n <= 0) n = static_cast<int>(std::thread::hardware_concurrency());
-  if (n <= 0) n = 1;
+  if (n > kMaxThreadsPerCore * cores) {
+    spdlog::warn("{} {}: more than {} threads per core on {} core(s); using {}", origin, n, kMaxThreadsPerCore, cores,
+                 kMaxThreadsPerCore * cores);
+    n = kMaxThreadsPerCore * cores;
+  }
   g_threads = n;
   omp_set_num_threads(n);
   omp_set_max_active_levels(1);  // a parallel region inside another (a decoding worker's) runs on its thread

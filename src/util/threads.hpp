@@ -4,7 +4,12 @@
 // was created with.
 namespace heed {
 
-// n <= 0 means: the HEED_THREADS environment variable if set, else all cores.
+// More threads than this many per core only wait on each other (and libgomp fails to create
+// tens of thousands): a larger request is lowered to it, with a warning.
+constexpr int kMaxThreadsPerCore = 4;
+
+// n >= 1: that many threads (the --threads flag). n <= 0: the HEED_THREADS environment variable
+// if set (an integer >= 1, else heed::UsageError), else all cores.
 void set_num_threads(int n);
 int num_threads();
 

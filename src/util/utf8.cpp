@@ -1,5 +1,7 @@
 #include "util/utf8.hpp"
 
+#include <cstdio>
+
 namespace heed {
 
 size_t utf8_char_length(std::string_view s, size_t i) {
@@ -75,6 +77,27 @@ size_t replace_invalid_utf8(std::string& s) {
     s = std::move(out);
   }
   return count;
+}
+
+std::string printable(std::string_view s) {
+  std::string out;
+  auto escape = [&](unsigned char c) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\x%02X", c);
+    out += buf;
+  };
+  while (!s.empty()) {
+    const size_t bad = find_invalid_utf8(s);
+    for (char c : s.substr(0, bad)) {
+      const auto u = static_cast<unsigned char>(c);
+      if (u < 0x20 || u == 0x7F) escape(u);
+      else out += c;
+    }
+    if (bad == std::string_view::npos) break;
+    escape(static_cast<unsigned char>(s[bad]));  // one byte at a time: the rest may be valid
+    s.remove_prefix(bad + 1);
+  }
+  return out;
 }
 
 }  // namespace heed

@@ -23,5 +23,8 @@ void append_utf8(std::string& out, char32_t c);
 size_t find_invalid_utf8(std::string_view s);
 // Replaces every invalid sequence by U+FFFD; returns how many were replaced.
 size_t replace_invalid_utf8(std::string& s);
+// `s` safe to show on a terminal: valid UTF-8 is kept, every byte of an invalid sequence and
+// every control character (tab included, to keep a message on one line) becomes "\xNN".
+std::string printable(std::string_view s);
 
 }  // namespace heed

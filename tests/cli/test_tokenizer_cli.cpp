@@ -10,6 +10,7 @@
 
 #include "util/atomic_file.hpp"
 #include "util/text_lines.hpp"
+#include "util/utf8.hpp"
 
 namespace {
 
@@ -122,4 +123,20 @@ TEST_CASE("separate source and target tokenizers need --side", "[cli]") {
     CHECK(r.out == "Datei nicht gefunden\n");
   }
   std::remove("tok_cli_sep.json");
+}
+
+TEST_CASE("tokenizer: a damaged tokenizer.json's bytes are escaped in the error, never echoed raw", "[cli][tokenizer]") {
+  const std::string bad = "tokenizer_cli_bad_bytes.json";
+  // an invalid UTF-8 byte, then a raw terminal escape sequence (a control character)
+  for (const std::string& piece : {std::string("\xC3\x28"), std::string("\x1B[31m")}) {
+    heed::write_file_atomic(bad, "{\"format\": \"heed-bpe\", \"version\": 1, \"vocab\": [\"" + piece + "\"]}\n");
+    Result r = run("echo hello | " + kHeed + " tokenizer encode -m " + bad);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.rfind("heed: error: " + bad + ": corrupt tokenizer: not valid JSON (", 0) == 0);
+    if (piece[0] != '\x1B') CHECK(r.err.find("last read: '\"\\xC3(')") != std::string::npos);  // the byte, escaped
+    CHECK(heed::find_invalid_utf8(r.err) == std::string::npos);
+    CHECK(r.err.find('\x1B') == std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+  std::remove(bad.c_str());
 }

@@ -68,3 +68,24 @@ TEST_CASE("heed train: SIGINT saves a checkpoint, exits 1 promptly, and the run 
   CHECK(train_lines >= 2);
   CHECK(last_step == target - target % 5);
 }
+
+TEST_CASE("heed train: SIGTERM and SIGHUP (a closed terminal) save a checkpoint as SIGINT does") {
+  for (int sig : {SIGTERM, SIGHUP}) {
+    INFO("signal " << sig);
+    TempDir dir("train-hangup");
+    write_reverse_corpus(dir.path.string(), "train", 200, 15);
+    const std::string config = write_tiny_config(dir.path.string(), {{"max_steps", 0}, {"max_time", "10m"}});
+    const std::string model = dir / "model";
+    const pid_t pid = spawn_heed({"--threads", "1", "train", "-c", config, "-m", model}, dir / "log");
+    const bool state_seen = wait_for_file(model + "/checkpoints/step-00000005.safetensors", pid);
+    ::kill(pid, sig);
+    const int status = wait_child(pid);
+    const std::string err = slurp(dir / "log.err");
+    INFO(err);
+    REQUIRE(state_seen);
+    CHECK(status == 1);
+    const int64_t step = std::stoll(read_safetensors(model + "/trainer_state.safetensors").metadata.at("step"));
+    CHECK(err.find("checkpoint saved at step " + std::to_string(step) + "; continue with --resume") != std::string::npos);
+    CHECK_THAT(err, Catch::EndsWith("heed: error: interrupted\n"));
+  }
+}

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "config/config.hpp"
 #include "model_fixture.hpp"
 #include "util/atomic_file.hpp"
 
@@ -235,4 +236,56 @@ TEST_CASE("translate --help lists every decoding field with its default", "[cli]
     CHECK(help.out.find(text) != std::string::npos);
   }
   CHECK(help.out.find("--validation-beam") == std::string::npos);  // a training setting
+}
+
+TEST_CASE("translate -m with a file instead of a directory says so", "[cli][translate]") {
+  const std::string file = model_dir() + "/config.json";
+  const Result r = run(kHeed + " translate -m " + file + " -i " + kInput);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err == "heed: error: " + file + " is not a model directory but a file (give the directory that holds "
+                                          "config.json, tokenizer.json and model.safetensors)\n");
+}
+
+TEST_CASE("translate: a line longer than a Transformer's positions is cut, the others translated", "[cli][translate]") {
+  const std::string dir = heed::test::make_tiny_model_dir(kDir + "/transformer", heed::Arch::transformer);
+  heed::Config config = heed::load_model_config(dir);  // positions are no parameters: fewer is the same model
+  config.model.transformer.max_positions = 24;
+  config.data.max_length = 16;
+  heed::save_config(config, dir + "/config.json");
+  std::string long_line;
+  for (int i = 0; i < 200; ++i) long_line += "found ";
+  const std::string input = kDir + "/long-transformer.txt";
+  heed::write_file_atomic(input, kLines[0] + "\n" + long_line + "\n" + kLines[2] + "\n");
+
+  const Result r = run(kHeed + " translate -m " + dir + " --beam 2 --max-input-length 1000 -i " + input);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto lines = split_lines(r.out);
+  REQUIRE(lines.size() == 3);
+  CHECK_THAT(r.err, Catch::Contains(input + ":2: ") && Catch::Contains(", only the first 23 are translated (the "
+                                                                       "model's max_positions, with </s>)"));
+  // the other lines come out as they do alone
+  CHECK(run(kHeed + " --quiet translate -m " + dir + " --beam 2 -i " + kInput).out.substr(0, lines[0].size() + 1) ==
+        lines[0] + "\n");
+}
+
+TEST_CASE("translate: one line's cost is bounded, whatever data.max_length says", "[cli][translate]") {
+  // A model whose config lets lines of a million tokens through: a 20,000-token line's search
+  // kept 20,000 attention weights per hypothesis and step (8 GB at beam 5). Now it is cut to
+  // 4,096 tokens and, without alignments, keeps no attention rows.
+  const std::string dir = kDir + "/unbounded";
+  fs::create_directories(dir);
+  for (const char* file : {"tokenizer.json", "model.safetensors"}) fs::copy_file(model_dir() + "/" + file, dir + "/" + file, fs::copy_options::overwrite_existing);
+  heed::Config config = heed::load_model_config(model_dir());
+  config.data.max_length = 1000000;
+  heed::save_config(config, dir + "/config.json");
+  std::string long_line;
+  for (int i = 0; i < 10000; ++i) long_line += "found file ";
+  const std::string input = kDir + "/long-gru.txt";
+  heed::write_file_atomic(input, long_line + "\n" + kLines[0] + "\n");
+  const Result r = run("ulimit -v 4000000 && " + kHeed + " translate -m " + dir + " --beam 5 -i " + input);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(split_lines(r.out).size() == 2);
+  CHECK_THAT(r.err, Catch::Contains(input + ":1: ") && Catch::Contains(", only the first 4096 are translated (heed's limit for one line)"));
 }

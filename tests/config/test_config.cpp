@@ -172,7 +172,7 @@ TEST_CASE("an out-of-range value names the path, the value and what is allowed")
         "test.json: training.learning_rate: got 0, expected a number > 0");
   CHECK(error_for({{"decoding", {{"beam", 0}}}}) == "test.json: decoding.beam: got 0, expected an integer >= 1");
   CHECK(error_for({{"tokenizer", {{"vocab_size", 100}}}}) ==
-        "test.json: tokenizer.vocab_size: got 100, expected an integer >= 260");
+        "test.json: tokenizer.vocab_size: got 100, expected an integer >= 261");
   CHECK(error_for({{"tokenizer", {{"character_coverage", 0}}}}) ==
         "test.json: tokenizer.character_coverage: got 0, expected a number > 0 and <= 1");
   CHECK(error_for({{"model", {{"arch", "rnn"}}}}) ==

@@ -183,6 +183,29 @@ TEST_CASE("the encoded corpus cache: hit, and miss when text, tokenizer or filte
     const LoadedCorpus uncached = load_parallel_corpus({src}, {tgt}, tok, filter, blocked + "/cache");
     CHECK(uncached.corpus.tokens == first.corpus.tokens);
   }
+  SECTION("a cache whose ids or lengths are damaged (its sizes intact) is rebuilt, not used") {
+    // The last two bytes: the last target token. 0xFFFF is beyond the vocabulary; training
+    // failed on it far from here, with an error that did not name the cache.
+    for (const uint16_t damage : {uint16_t{0xFFFF}, uint16_t{0}}) {
+      INFO(damage);
+      {
+        std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(-2, std::ios::end);
+        f.write(reinterpret_cast<const char*>(&damage), 2);
+      }
+      const LoadedCorpus rebuilt = load_parallel_corpus({src}, {tgt}, tok, filter, cache);
+      CHECK_FALSE(rebuilt.stats.from_cache);
+      CHECK(rebuilt.corpus.tokens == first.corpus.tokens);
+    }
+    {  // a length swapped between two pairs: the token count still adds up
+      std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+      const uint32_t lengths[2] = {0, 4};  // the first pair: source 2 → 0 tokens, target 2 → 4
+      f.seekp(80);
+      f.write(reinterpret_cast<const char*>(lengths), sizeof lengths);
+    }
+    CHECK_FALSE(load_parallel_corpus({src}, {tgt}, tok, filter, cache).stats.from_cache);
+    CHECK(load_parallel_corpus({src}, {tgt}, tok, filter, cache).stats.from_cache);
+  }
   SECTION("a damaged cache file is rebuilt") {
     fs::resize_file(path, fs::file_size(path) - 1);
     const LoadedCorpus rebuilt = load_parallel_corpus({src}, {tgt}, tok, filter, cache);

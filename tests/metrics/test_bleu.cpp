@@ -102,6 +102,11 @@ TEST_CASE("TER with shifts") {
   CHECK(corpus_ter({"d a b c"}, {{"a b c d"}}) == Approx(25));  // one shift instead of two edits
   CHECK(corpus_ter({"A B"}, {{"a b"}}) == 0);                   // case-insensitive
   CHECK(corpus_ter({"x"}, {{""}}) == Approx(100));              // empty reference
+  // Several references: the fewest edits over the average reference length. (Found by
+  // fuzz_metrics: the word ids kept views of an earlier reference's freed text.)
+  CHECK(corpus_ter({"Wait... what?! Are you sure"}, {{"x y"}, {"Wait... what?! Are you sure (really sure)"}}) ==
+        Approx(100.0 * 3 / 5));
+  CHECK(corpus_ter({"a b c"}, {{"d e f g"}, {"a b c"}, {"h"}}) == Approx(0));
   CHECK(corpus_ter({""}, {{""}}) == 0);
   CHECK(ter_signature(1, "v") == "nrefs:1|case:lc|tok:tercom|norm:no|punct:yes|asian:no|version:v");
 }

@@ -1,0 +1,42 @@
+#pragma once
+// Shared by the fuzz targets: the contract every reader of untrusted input keeps. A defect in
+// the input is a heed::Error (the CLI's one-line "heed: error: ..."); anything else escaping —
+// another exception type, a crash, a sanitizer report, a failed invariant — is a finding.
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "util/error.hpp"
+
+namespace heed::fuzz {
+
+inline std::string text(const uint8_t* data, size_t size) { return {reinterpret_cast<const char*>(data), size}; }
+
+// Runs `body`; heed::Error is the expected outcome of bad input.
+template <class Body>
+void expect_errors_only(Body&& body) {
+  try {
+    body();
+  } catch (const Error&) {
+  }
+}
+
+// A broken invariant: report and abort, so that libFuzzer keeps the input.
+[[noreturn]] inline void broken(const std::string& what) {
+  std::fprintf(stderr, "fuzz invariant broken: %s\n", what.c_str());
+  std::abort();
+}
+
+// A scratch file of this process, for readers that take a path.
+inline std::string scratch_file(const std::string& name, const std::string& content) {
+  const std::string path = "/tmp/heed-fuzz-" + std::to_string(::getpid()) + "-" + name;
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f || std::fwrite(content.data(), 1, content.size(), f) != content.size()) broken("cannot write " + path);
+  std::fclose(f);
+  return path;
+}
+
+}  // namespace heed::fuzz
