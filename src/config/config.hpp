@@ -123,6 +123,10 @@ struct TrainingConfig {
   bool operator==(const TrainingConfig&) const = default;
 };
 
+// Longest input translated, in tokens: a line's search holds states for every source position
+// and runs up to twice as many steps, so longer lines are cut to it.
+inline constexpr int kMaxInputTokens = 4096;
+
 struct DecodingConfig {
   int beam = 5;
   float length_penalty = 1.0f;

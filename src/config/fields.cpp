@@ -316,7 +316,7 @@ const std::vector<Field>& table() {
       boolean("decoding.allow_unk", HEED_AT(decoding.allow_unk), "Let the search produce <unk>."),
       integer("decoding.batch_size", HEED_AT(decoding.batch_size), at_least(1), "Sentences per batch."),
       integer("decoding.batch_tokens", HEED_AT(decoding.batch_tokens), at_least(0), "Padded source tokens (incl. </s>) per batch instead of batch_size; 0 = off."),
-      integer("decoding.max_input_length", HEED_AT(decoding.max_input_length), at_least(0), "Longer inputs are cut to this many tokens (with a warning); 0 = data.max_length."),
+      integer("decoding.max_input_length", HEED_AT(decoding.max_input_length), Range{0, kMaxInputTokens}, "Longer inputs are cut to this many tokens (with a warning); 0 = data.max_length."),
       integer("decoding.validation_beam", HEED_AT(decoding.validation_beam), at_least(1), "Beam size for BLEU during training validation."),
   };
   return fields;

@@ -26,9 +26,6 @@ struct TranslationResult {
   std::vector<Translation> nbest;      // best first; one empty translation for an empty line
 };
 
-// Longest input translated, in tokens. Longer lines are cut to it (and flagged `truncated`): a
-// line's search holds states for every source position and runs up to twice as many steps.
-constexpr int kMaxInputTokens = 4096;
 // Padded source tokens a batch may hold whatever the batching settings: long lines go in small
 // batches, so that a batch's states stay bounded too.
 constexpr int kMaxBatchSourceTokens = 8192;

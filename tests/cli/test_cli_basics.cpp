@@ -204,7 +204,7 @@ TEST_CASE("out-of-range flags name the flag, the value and the range", "[cli]") 
   check_usage_error("translate -m nowhere --length-penalty -1",
                     "--length-penalty: got -1, expected a number >= 0 (see heed translate --help)");
   check_usage_error("translate -m nowhere --max-input-length 100000000",
-                    "--max-input-length: got 100000000, expected an integer from 1 to 4096 (see heed translate --help)");
+                    "--max-input-length: got 100000000, expected an integer >= 0 and <= 4096 (see heed translate --help)");
   check_usage_error("tokenizer train --max-piece-length 1 -o x.json x.txt",
                     "--max-piece-length: got 1, expected an integer from 2 to 1048576 (see heed tokenizer train --help)");
   check_usage_error("config show --set tokenizer.vocab_size=260",

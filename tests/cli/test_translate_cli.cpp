@@ -214,7 +214,7 @@ TEST_CASE("translate: --set decoding.KEY=VALUE and the generated flags set the s
   CHECK(bad_value.exit_code == 2);
   CHECK(bad_value.err == "heed: error: --set: decoding.beam: got 0, expected an integer >= 1\n");
   const Result bad_flag = run(translate("--beam 0 -i " + kInput));
-  CHECK(bad_flag.err == "heed: error: --beam: decoding.beam: got 0, expected an integer >= 1\n");
+  CHECK(bad_flag.err == "heed: error: --beam: got 0, expected an integer >= 1 (see heed translate --help)\n");
 }
 
 TEST_CASE("translate --help lists every decoding field with its default", "[cli][translate]") {
