@@ -8,26 +8,27 @@
 #   one        --threads 1
 #   passive    --threads 2, OMP_WAIT_POLICY=passive
 #
-#   scripts/bench-under-load.sh [--seconds N] [--repeats R] [--lines L]
+#   scripts/bench-under-load.sh [--seconds N] [--repeats R] [--lines L] [--prepare P]
 #
 # Defaults: 45 s of training per run (configs/quickstart.json), 3 repeats (medians), 300 lines of
-# data/test.en per translation run. Prints each figure and the targets: with the neighbour, the
+# data/test.en per translation run, translated with a model trained for P = 60 s first. Prints each figure and the targets: with the neighbour, the
 # default reaches >= 90 % of the best of {one, passive}; alone, >= 97 % of before. Run it on an
 # otherwise idle machine: other load changes every figure. Environment: HEED (default
 # build/heed). Needs taskset (util-linux).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-seconds=45 repeats=3 lines=300
+seconds=45 repeats=3 lines=300 prepare=60
 while [[ $# -gt 0 ]]; do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;
     --repeats) repeats=$2; shift 2 ;;
     --lines) lines=$2; shift 2 ;;
-    *) echo "usage: scripts/bench-under-load.sh [--seconds N] [--repeats R] [--lines L]" >&2; exit 2 ;;
+    --prepare) prepare=$2; shift 2 ;;
+    *) echo "usage: scripts/bench-under-load.sh [--seconds N] [--repeats R] [--lines L] [--prepare P]" >&2; exit 2 ;;
   esac
 done
-for v in "$seconds" "$repeats" "$lines"; do
+for v in "$seconds" "$repeats" "$lines" "$prepare"; do
   [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "bench-under-load.sh: expected positive integers, got '$v'" >&2; exit 2; }
 done
 heed=$(realpath "${HEED:-build/heed}")
@@ -49,7 +50,7 @@ with_setting() {
   shift
   case $setting in
     default) env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY -u HEED_THREADS "$heed" "$@" ;;
-    before) env GOMP_SPINCOUNT=300000 -u OMP_WAIT_POLICY -u HEED_THREADS "$heed" "$@" ;;
+    before) env -u OMP_WAIT_POLICY -u HEED_THREADS GOMP_SPINCOUNT=300000 "$heed" "$@" ;;
     one) env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY "$heed" --threads 1 "$@" ;;
     passive) env -u GOMP_SPINCOUNT OMP_WAIT_POLICY=passive "$heed" --threads 2 "$@" ;;
   esac
@@ -68,8 +69,8 @@ stop_neighbour() {
 }
 
 # Once: the tokenizer, the encoded corpus and a model to translate with, shared by every run.
-echo "bench-under-load: preparing (a 60 s training run)" >&2
-"$heed" -q train -c configs/quickstart.json -m "$work/prepared" --set training.max_time=60 \
+echo "bench-under-load: preparing (a ${prepare} s training run)" >&2
+"$heed" -q train -c configs/quickstart.json -m "$work/prepared" --set training.max_time="$prepare" \
   --set data.cache_dir="$work/cache"
 head -n "$lines" data/test.en > "$work/input.txt"
 common=(--set tokenizer.path="$work/prepared/tokenizer.json" --set data.cache_dir="$work/cache"
@@ -126,11 +127,11 @@ for task in train translate; do
   ratios=$(awk -v d="${figures[$task-neighbour-default]}" -v o="${figures[$task-neighbour-one]}" \
     -v p="${figures[$task-neighbour-passive]}" -v a="${figures[$task-alone-default]}" \
     -v b="${figures[$task-alone-before]}" 'BEGIN {
-      best = o > p ? o : p
+      best = (o > p) ? o : p
       printf "%.3f %.3f", d / best, a / b }')
   loaded=${ratios% *} alone=${ratios#* }
-  verdict_loaded=$(awk -v x="$loaded" 'BEGIN { print x >= 0.90 ? "ok" : "MISSED" }')
-  verdict_alone=$(awk -v x="$alone" 'BEGIN { print x >= 0.97 ? "ok" : "MISSED" }')
+  verdict_loaded=$(awk -v x="$loaded" 'BEGIN { print ((x >= 0.90) ? "ok" : "MISSED") }')
+  verdict_alone=$(awk -v x="$alone" 'BEGIN { print ((x >= 0.97) ? "ok" : "MISSED") }')
   echo "$task: with the neighbour, default / best of {one, passive} = $loaded (target >= 0.90: $verdict_loaded);" \
     "alone, default / before = $alone (target >= 0.97: $verdict_alone)"
   [[ $verdict_loaded == ok && $verdict_alone == ok ]] || status=1
