@@ -137,6 +137,10 @@ json parse_text(const std::string& text, const std::string& origin) {
     auto colon = detail.find(": ", detail.find("parse error"));
     if (colon != std::string::npos) detail = detail.substr(colon + 2);
     throw UsageError(origin + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + detail);
+  } catch (const json::exception& e) {  // a number beyond every numeric type (out_of_range.406)
+    std::string detail = e.what();
+    detail = detail.substr(detail.find(']') + 2);
+    throw UsageError(origin + ": " + (detail.size() > 80 ? detail.substr(0, 77) + "..." : detail));
   }
 }
 

@@ -147,10 +147,19 @@ Tokenizer Tokenizer::from_json(const nlohmann::json& j, const std::string& origi
     }
     const auto& settings = j.at("settings");
     Tokenizer t;
-    t.options_.vocab_size = settings.at("vocab_size").get<int>();
+    // Integers checked before conversion: a float or a huge number cast to int is undefined.
+    auto whole_number = [&](const char* key, int fallback) {
+      if (!settings.contains(key)) return fallback;
+      const auto& v = settings.at(key);
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > (1 << 30))
+        corrupt(origin, std::string("settings.") + key + " is not a whole number from 0 to 2^30");
+      return static_cast<int>(v.get<int64_t>());
+    };
+    if (!settings.contains("vocab_size")) corrupt(origin, "settings.vocab_size is missing");
+    t.options_.vocab_size = whole_number("vocab_size", 0);
     t.options_.character_coverage = settings.at("character_coverage").get<double>();
     t.options_.split_by_script = settings.value("split_by_script", false);
-    t.options_.max_piece_length = settings.value("max_piece_length", 0);
+    t.options_.max_piece_length = whole_number("max_piece_length", 0);
     if (settings.value("normalization", "") != "none")
       corrupt(origin, "unsupported normalization " + settings.value("normalization", "\"\""));
     t.build(vocab, std::move(merges), origin);

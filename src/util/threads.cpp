@@ -3,9 +3,12 @@
 #include <omp.h>
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <thread>
 
@@ -23,6 +26,20 @@ int parse_thread_count(const std::string& text, const std::string& origin) {
   return n;
 }
 }  // namespace
+
+void restart_with_bounded_spin(char** argv, char** envp) {
+  size_t n = 0;
+  for (; envp[n]; ++n)  // getenv() cannot be used yet: libc has not set up its environment
+    if (std::strncmp(envp[n], "GOMP_SPINCOUNT=", 15) == 0 || std::strncmp(envp[n], "OMP_WAIT_POLICY=", 16) == 0)
+      return;  // the user's choice (and, after the restart, ours)
+  auto** env = static_cast<char**>(std::malloc((n + 2) * sizeof(char*)));
+  if (!env) return;
+  std::memcpy(env, envp, n * sizeof(char*));
+  env[n] = const_cast<char*>(kSpinCountSetting);
+  env[n + 1] = nullptr;
+  ::execve("/proc/self/exe", argv, env);
+  std::free(env);
+}
 
 void set_num_threads(int n) {
   const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));

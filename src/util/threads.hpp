@@ -8,6 +8,21 @@ namespace heed {
 // tens of thousands): a larger request is lowered to it, with a warning.
 constexpr int kMaxThreadsPerCore = 4;
 
+// How long an OpenMP thread that waits (at a barrier, for the next parallel region) spins before
+// it sleeps, as GOMP_SPINCOUNT (libgomp's unit, about 10 ns). libgomp's own default, 300000, is
+// about 3 ms: on a machine where anything else runs, a waiting thread burns its core while the
+// thread it waits for is descheduled, and a 2-thread run fell to a quarter of its speed alone.
+// Bounded at about 0.1 ms, waiting threads still catch back-to-back regions (the speed alone)
+// and yield the core soon when it is contended.
+constexpr const char* kSpinCountSetting = "GOMP_SPINCOUNT=10000";
+
+// libgomp reads GOMP_SPINCOUNT and OMP_WAIT_POLICY once, when it is loaded, before main(); so
+// when neither is set, heed sets kSpinCountSetting and executes itself again
+// (/proc/self/exe, same arguments) before any library starts. Called from the executable's
+// .preinit_array (src/main.cpp), with the process's own argv and environment; uses libc only.
+// Returns (and heed runs with libgomp's defaults) when the re-execution fails.
+void restart_with_bounded_spin(char** argv, char** envp);
+
 // n >= 1: that many threads (the --threads flag). n <= 0: the HEED_THREADS environment variable
 // if set (an integer >= 1, else heed::UsageError), else all cores.
 void set_num_threads(int n);

@@ -218,3 +218,17 @@ TEST_CASE("a log file that cannot be written is an error at the end, exit 1", "[
   CHECK(r.err.find("LOG ERROR") == std::string::npos);  // spdlog's own complaint
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 2);  // the debug line (on stderr still) and the error
 }
+
+TEST_CASE("OpenMP's waiting threads spin briefly unless the user chose a wait policy", "[cli]") {
+  // libgomp reads its settings once, when it is loaded, and prints them on OMP_DISPLAY_ENV.
+  const std::string err = (work_dir() / "err").string();
+  auto settings = [&](const std::string& environment) {
+    std::system((environment + " OMP_DISPLAY_ENV=verbose " + HEED_BINARY + " config schema > /dev/null 2> " + err).c_str());
+    return heed::read_file(err);
+  };
+  CHECK_THAT(settings("env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY"), Catch::Contains("GOMP_SPINCOUNT = '10000'"));
+  CHECK_THAT(settings("GOMP_SPINCOUNT=77"), Catch::Contains("GOMP_SPINCOUNT = '77'"));
+  const std::string passive = settings("env -u GOMP_SPINCOUNT OMP_WAIT_POLICY=passive");
+  CHECK_THAT(passive, Catch::Contains("OMP_WAIT_POLICY = 'PASSIVE'"));
+  CHECK_THAT(passive, Catch::Contains("GOMP_SPINCOUNT = '0'"));
+}

@@ -125,6 +125,12 @@ TEST_CASE("a syntax error names file, line and column") {
   CHECK_THAT(usage_error([&] { heed::load_config(empty); }), Catch::StartsWith(empty + ":1:1: syntax error"));
 }
 
+TEST_CASE("a number beyond every numeric type is a config error (found by fuzz_config)") {
+  CHECK_THROWS_AS(heed::config_from_text("{\"seed\": 1e999}", "big.json"), heed::UsageError);
+  CHECK_THROWS_WITH(heed::config_from_text("{\"seed\": 1e999}", "big.json"),
+                    "big.json: number overflow parsing '1e999'");
+}
+
 TEST_CASE("file-level errors") {
   CHECK_THAT(usage_error([] { heed::load_config("no/such/config.json"); }),
              Catch::Contains("cannot read no/such/config.json"));

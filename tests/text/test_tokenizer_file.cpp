@@ -87,6 +87,15 @@ TEST_CASE("bad tokenizer files give clear errors", "[tokenizer]") {
     TempFile f("tokenizer_special.json", j.dump());
     CHECK_THROWS_WITH(Tokenizers::load(f.path), Catch::Contains("piece 2 is \"<bos>\", expected \"<s>\""));
   }
+  SECTION("settings that are no whole numbers (found by fuzz_tokenizer_json: 3e99 cast to int)") {
+    for (const nlohmann::json bad : {nlohmann::json(3e99), nlohmann::json(-1), nlohmann::json(12.5), nlohmann::json("8000")}) {
+      INFO(bad.dump());
+      j["settings"]["vocab_size"] = bad;
+      TempFile f("tokenizer_settings.json", j.dump());
+      CHECK_THROWS_WITH(Tokenizers::load(f.path),
+                        f.path + ": corrupt tokenizer: settings.vocab_size is not a whole number from 0 to 2^30");
+    }
+  }
   SECTION("wrong types") {
     j["vocab"] = 5;
     TempFile f("tokenizer_types.json", j.dump());
