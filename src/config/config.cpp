@@ -7,6 +7,7 @@
 #include "config/suggest.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
+#include "util/text_lines.hpp"
 
 namespace heed {
 namespace {
@@ -20,7 +21,7 @@ std::string join(const std::string& parent, const std::string& key) {
 
 // Shortened JSON of a value for error messages.
 std::string show(const json& v) {
-  std::string s = v.dump();
+  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
   return s.size() > 60 ? s.substr(0, 57) + "..." : s;
 }
 
@@ -217,6 +218,9 @@ void apply_override(json& j, const std::string& key_eq_value, const std::string&
   if (eq == std::string::npos || eq == 0)
     throw UsageError(origin + ": expected KEY=VALUE, e.g. --set training.learning_rate=0.0005");
   std::string key = key_eq_value.substr(0, eq), text = key_eq_value.substr(eq + 1);
+  // A config is JSON text: every string in it is UTF-8 (nlohmann cannot even write another).
+  if (find_invalid_utf8(key_eq_value) != std::string::npos)
+    throw UsageError("--set " + key + ": the value is not valid UTF-8");
   const auto* field = fields::find(key);
   if (!field) {
     if (fields::is_section(key))

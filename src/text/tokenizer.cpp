@@ -87,6 +87,11 @@ void Tokenizer::build(std::vector<std::string> vocab, std::vector<std::pair<int,
         m->char_id.emplace(raw, static_cast<int>(id));
     }
   }
+  // Spaces are encoded as the word marker: without it as a piece they would come back as the
+  // marker's own bytes, and decode(encode(x)) == x would fail. A learned alphabet always holds it
+  // (every word starts with it); a damaged file may not. (Found by fuzz_tokenizer_json.)
+  if (m->ascii_char_id[' '] < 0)
+    corrupt(origin, "the word marker \"" + std::string(kSpaceSymbol) + "\" is not in the vocabulary");
   const int n = static_cast<int>(vocab.size());
   for (size_t rank = 0; rank < merges.size(); ++rank) {
     auto [a, b] = merges[rank];

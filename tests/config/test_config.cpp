@@ -131,6 +131,12 @@ TEST_CASE("a number beyond every numeric type is a config error (found by fuzz_c
                     "big.json: number overflow parsing '1e999'");
 }
 
+TEST_CASE("an override that is not UTF-8 is a config error (found by fuzz_config)") {
+  CHECK_THROWS_WITH(heed::config_from_text("{}", "x.json", {"model.gru.enc_layers=\xff"}),
+                    "--set model.gru.enc_layers: the value is not valid UTF-8");
+  CHECK_THROWS_AS(heed::config_from_text("{}", "x.json", {"data.dev.src=a\xC3("}), heed::UsageError);
+}
+
 TEST_CASE("file-level errors") {
   CHECK_THAT(usage_error([] { heed::load_config("no/such/config.json"); }),
              Catch::Contains("cannot read no/such/config.json"));

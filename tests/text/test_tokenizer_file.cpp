@@ -96,6 +96,15 @@ TEST_CASE("bad tokenizer files give clear errors", "[tokenizer]") {
                         f.path + ": corrupt tokenizer: settings.vocab_size is not a whole number from 0 to 2^30");
     }
   }
+  SECTION("no word marker in the vocabulary (found by fuzz_tokenizer_json: spaces did not round-trip)") {
+    auto vocab = j["vocab"];
+    j["vocab"] = nlohmann::json(std::vector<nlohmann::json>(vocab.begin(), vocab.begin() + 260));
+    j["vocab"].push_back("a");
+    j["merges"] = nlohmann::json::array();
+    TempFile f("tokenizer_no_marker.json", j.dump());
+    CHECK_THROWS_WITH(Tokenizers::load(f.path),
+                      f.path + ": corrupt tokenizer: the word marker \"\u2581\" is not in the vocabulary");
+  }
   SECTION("wrong types") {
     j["vocab"] = 5;
     TempFile f("tokenizer_types.json", j.dump());
