@@ -7,6 +7,7 @@
 #include "config/suggest.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
+#include "util/utf8.hpp"
 #include "util/text_lines.hpp"
 
 namespace heed {
