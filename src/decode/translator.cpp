@@ -51,6 +51,16 @@ int input_token_limit(const Seq2Seq& model, int max_input_length) {
   return std::max(limit, 1);
 }
 
+Translation to_translation(const Tokenizer& target, const Hypothesis& h) {
+  Translation t;
+  t.text = target.decode(std::vector<int>(h.tokens.begin(), h.tokens.end()));
+  t.tokens = h.tokens;
+  t.score = h.score;
+  t.log_prob = h.log_prob;
+  t.attention = h.attention;
+  return t;
+}
+
 std::vector<TranslationResult> translate_lines(Seq2Seq& model, const Tokenizers& tokenizers,
                                                const std::vector<std::string>& lines, const DecodingConfig& decoding,
                                                int max_input_length, bool keep_attention) {
@@ -84,13 +94,7 @@ std::vector<TranslationResult> translate_lines(Seq2Seq& model, const Tokenizers&
     for (size_t k = 0; k < members.size(); ++k) {
       auto& nbest = results[members[k]].nbest;
       for (const Hypothesis& h : hypotheses[k]) {
-        Translation t;
-        t.text = target.decode(std::vector<int>(h.tokens.begin(), h.tokens.end()));
-        t.tokens = h.tokens;
-        t.score = h.score;
-        t.log_prob = h.log_prob;
-        t.attention = h.attention;
-        nbest.push_back(std::move(t));
+        nbest.push_back(to_translation(target, h));
       }
     }
   };

@@ -30,6 +30,9 @@ struct TranslationResult {
 // batches, so that a batch's states stay bounded too.
 constexpr int kMaxBatchSourceTokens = 8192;
 
+// A hypothesis as text (detokenized by `target`) with its tokens, scores and attention.
+Translation to_translation(const Tokenizer& target, const Hypothesis& h);
+
 // The length inputs are cut to: max_input_length (0: none; see input_length_limit in
 // config.hpp), what the model's positions hold (a source and its </s>) and kMaxInputTokens,
 // whichever is least.

@@ -18,13 +18,7 @@ std::vector<std::vector<Translation>> decode_batch(Seq2Seq& model, const Tokeniz
   std::vector<std::vector<Translation>> out(hypotheses.size());
   for (size_t i = 0; i < hypotheses.size(); ++i) {
     for (const Hypothesis& h : hypotheses[i]) {
-      Translation t;
-      t.text = target.decode(std::vector<int>(h.tokens.begin(), h.tokens.end()));
-      t.tokens = h.tokens;
-      t.score = h.score;
-      t.log_prob = h.log_prob;
-      t.attention = h.attention;
-      out[i].push_back(std::move(t));
+      out[i].push_back(to_translation(target, h));
     }
   }
   return out;
