@@ -6,13 +6,15 @@
 #      (seconds per sentence: one sentence decoded alone, as a lone client's is);
 #   2. the server (`heed --threads T serve`), warmed up, then: 32 clients sending one sentence
 #      per request (throughput, p50/p99 latency; every answer checked against translate's),
-#      1 client (latency of one sentence), and 32 clients for the memory run (RSS before/after).
+#      1 client (latency of one sentence), and 32 clients for the memory run (RSS before it and
+#      after each tenth of it).
 # Usage: scripts/bench-serve.sh MODEL_DIR [full|quick]
 #   full: 3000 requests for throughput, L = 500, 100,000 requests for memory; quick: 300, 50, 2000.
 # Environment: HEED (default build/heed), SERVE_LOAD (default build/heed-serve-load), THREADS
 #   (default 2), MAX_SECONDS (time bound of each load run, default 3600), KEEP=1 keeps the work
 #   directory.
-# The client runs on the same machine and takes CPU from the server: its CPU time (and the
+# Sentences are never cut (translate --max-input-length and serve --max-sentence-length 1000), so
+# that both sides translate the same text. The client runs on the same machine and takes CPU from the server: its CPU time (and the
 # server's) is reported for each run, so the throughput can be read with that in mind.
 set -euo pipefail
 
@@ -50,17 +52,19 @@ server_cpu() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$server/status"; }
 
 echo "== offline: heed --threads $threads translate, $(wc -l < "$work/sentences.txt") sentences"
-"$heed" --threads "$threads" translate -m "$model" -i "$work/sentences.txt" -o "$work/offline.txt" 2> "$work/offline.log"
+"$heed" --threads "$threads" translate -m "$model" --max-input-length 1000 -i "$work/sentences.txt" \
+  -o "$work/offline.txt" 2> "$work/offline.log"
 offline_rate=$(grep -o '[0-9.]* sentences/s' "$work/offline.log" | tail -1 | cut -d' ' -f1)
 echo "   $offline_rate sentences/s"
 echo "== offline: heed --threads 1 translate --batch-size 1, $latency_lines sentences"
-"$heed" --threads 1 translate -m "$model" --batch-size 1 -i "$work/latency.txt" -o /dev/null 2> "$work/alone.log"
+"$heed" --threads 1 translate -m "$model" --max-input-length 1000 --batch-size 1 -i "$work/latency.txt" \
+  -o /dev/null 2> "$work/alone.log"
 alone_ms=$(sed -n 's/.* \([0-9]*\) sentences, .* in \([0-9.]*\) s:.*/\2 \1/p' "$work/alone.log" | tail -1 |
            awk '{printf "%.3f", $1 / $2 * 1000}')
 echo "   $alone_ms ms per sentence"
 
 echo "== server: heed --threads $threads serve"
-"$heed" --threads "$threads" serve -m "$model" --port 0 > "$work/url.txt" 2> "$work/serve.log" &
+"$heed" --threads "$threads" serve -m "$model" --port 0 --max-sentence-length 1000 > "$work/url.txt" 2> "$work/serve.log" &
 server=$!
 for _ in $(seq 600); do [ -s "$work/url.txt" ] && break; sleep 0.1; done
 url=$(head -1 "$work/url.txt")
@@ -85,11 +89,23 @@ echo "== throughput: 32 clients, $throughput_requests requests"
 run throughput 32 "$throughput_requests" "$work/sentences.txt" "$work/offline.txt"
 echo "== latency: 1 client, $latency_lines requests"
 run latency 1 "$latency_lines" "$work/latency.txt" "$work/latency.expect"
+# In ten parts, with the RSS after each: the first parts still bring new batch shapes (and
+# their primitives, see ServiceOptions::max_cached_primitives); the curve shows the level.
 rss_start=$(rss_kb)
-echo "== memory: 32 clients, $memory_requests requests (RSS $rss_start kB before)"
-run memory 32 "$memory_requests" "$work/sentences.txt" "$work/offline.txt"
+echo "== memory: 32 clients, $memory_requests requests in 10 parts (RSS $rss_start kB before)"
+rss_series=""
+for part in 1 2 3 4 5 6 7 8 9 10; do
+  run "memory$part" 32 $((memory_requests / 10)) "$work/sentences.txt" "$work/offline.txt" > /dev/null
+  rss_series="$rss_series $(rss_kb)"
+  echo "   part $part: $(field "$work/memory$part.json" requests) requests," \
+       "$(field "$work/memory$part.json" errors) errors, $(field "$work/memory$part.json" mismatches) mismatches," \
+       "RSS $(rss_kb) kB"
+done
 rss_end=$(rss_kb)
+rss_part1=$(echo "$rss_series" | awk '{print $1}')
 hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$server/status")
+memory_errors=$(cat "$work"/memory*.json | grep -o '"errors":[0-9]*' | cut -d: -f2 | awk '{s += $1} END {print s}')
+memory_mismatches=$(cat "$work"/memory*.json | grep -o '"mismatches":[0-9]*' | cut -d: -f2 | awk '{s += $1} END {print s}')
 
 kill -TERM "$server"
 status=0
@@ -107,8 +123,9 @@ echo "32 clients: latency p50 $(field "$work/throughput.json" p50) ms, p99 $(fie
      "in $(field "$work/throughput.json" seconds) s"
 awk -v m="$latency_mean" -v p="$latency_p50" -v a="$alone_ms" \
   'BEGIN {printf "1 client: latency mean %.2f ms, p50 %.2f ms vs offline %.2f ms per sentence: %.2fx (target <= 1.2x)\n", m, p, a, m / a}'
-echo "memory: RSS $rss_start kB before, $rss_end kB after $(field "$work/memory.json" requests) requests (peak $hwm kB)"
+echo "memory: RSS $rss_start kB before $memory_requests requests, $rss_part1 kB after the first tenth," \
+     "$rss_end kB at the end (peak $hwm kB); after each tenth:$rss_series"
 echo "answers differing from heed translate: throughput $(field "$work/throughput.json" mismatches)," \
-     "latency $(field "$work/latency.json" mismatches), memory $(field "$work/memory.json" mismatches);" \
-     "errors: $(field "$work/throughput.json" errors), $(field "$work/latency.json" errors), $(field "$work/memory.json" errors)"
+     "latency $(field "$work/latency.json" mismatches), memory $memory_mismatches;" \
+     "errors: $(field "$work/throughput.json" errors), $(field "$work/latency.json" errors), $memory_errors"
 echo "server exit status after SIGTERM: $status"

@@ -27,6 +27,13 @@ struct ServeArgs {
   CLI::Option *batch_tokens_opt = nullptr, *sentence_length_opt = nullptr;
 };
 
+// What answers call the model: its directory's name ("runs/quickstart/" → "quickstart").
+std::string model_name(const std::string& dir) {
+  std::filesystem::path p = std::filesystem::absolute(dir).lexically_normal();
+  if (!p.has_filename()) p = p.parent_path();
+  return p.filename().string();
+}
+
 bool is_loopback(const std::string& host) {
   return host == "127.0.0.1" || host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
@@ -54,8 +61,7 @@ void run_serve(const ServeArgs& args) {
   http.default_beam = config.decoding.beam;
   http.timeout = std::chrono::milliseconds(args.timeout_ms);
   http.io_threads = args.io_threads;
-  http.model_name = std::filesystem::path(args.model_dir).lexically_normal().filename().string();
-  if (http.model_name.empty()) http.model_name = std::filesystem::path(args.model_dir).lexically_normal().parent_path().filename().string();
+  http.model_name = model_name(args.model_dir);
   if (!is_loopback(args.host))
     spdlog::warn("serve: listening on {}: other machines can reach this server, and it has no authentication",
                  args.host);

@@ -6,8 +6,9 @@
 
 #include <atomic>
 #include <new>
-#include <nlohmann/json.hpp>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "serve/page.hpp"
 #include "serve/response.hpp"

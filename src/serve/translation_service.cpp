@@ -8,6 +8,7 @@
 #include <string>
 
 #include "serve/decode_batch.hpp"
+#include "tensor/dnnl_context.hpp"
 #include "util/error.hpp"
 
 namespace heed::serve {
@@ -98,6 +99,11 @@ void TranslationService::work() {
       failure = "unknown error";
     }
     metrics_.batch_done(batch.size());
+    // Batches of ever new shapes would make this worker's primitives grow without end.
+    if (dnnl_ctx::cached_primitives() > options_.max_cached_primitives) {
+      spdlog::debug("decoding worker: dropping {} cached primitives", dnnl_ctx::cached_primitives());
+      dnnl_ctx::drop_cached_primitives();
+    }
     for (size_t k = 0; k < batch.size(); ++k) {
       Job& job = *batch[k].job;
       const std::lock_guard<std::mutex> lock(job.mutex);

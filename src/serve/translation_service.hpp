@@ -25,6 +25,10 @@ struct ServiceOptions {
   int workers = 1;
   BatchPolicy batching;
   int max_sentence_tokens = 100;  // source tokens per sentence; longer ones are refused (413)
+  // Primitives a worker keeps (some 40 KB each; every new batch shape brings some) before it
+  // drops them all and makes anew those the next batches need (a few hundred: well under a
+  // second). A model's decoding usually levels off below this; the bound is for the rest.
+  size_t max_cached_primitives = 1024;
 };
 
 class TranslationService {

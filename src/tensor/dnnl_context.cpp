@@ -35,4 +35,8 @@ PrimitiveCache& cache() {
 
 size_t primitive_misses() { return cache().misses; }
 
+size_t cached_primitives() { return cache().entries.size(); }
+
+void drop_cached_primitives() { cache().entries.clear(); }
+
 }  // namespace heed::dnnl_ctx

@@ -47,4 +47,10 @@ Entry& cached(const std::string& key, Make&& make) {
 // Primitive creations so far (tests assert a training step creates none after warm-up).
 size_t primitive_misses();
 
+// The primitives this thread holds, and dropping them all. Each new shape brings primitives, so a
+// long-running decoder (a server's batches come in ever new shapes) drops them once they are too
+// many, between batches: no primitive may be in use then.
+size_t cached_primitives();
+void drop_cached_primitives();
+
 }  // namespace heed::dnnl_ctx

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <random>
 
+#include "memory_bound.hpp"
 #include "train_fixture.hpp"
 
 using namespace heed::test;
@@ -24,7 +25,7 @@ TEST_CASE("bleu -m bleu chrf ter on a 20,000-word line runs in bounded memory an
   ref.close();
   hyp.close();
   const auto start = std::chrono::steady_clock::now();
-  Result r = run("ulimit -v 2000000 && " + kHeed + " bleu -m bleu chrf ter -b " + (dir / "ref.txt") + " -i " +
+  Result r = run(memory_bound(2000) + kHeed + " bleu -m bleu chrf ter -b " + (dir / "ref.txt") + " -i " +
                      (dir / "hyp.txt"),
                  dir / "run");
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

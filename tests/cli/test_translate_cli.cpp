@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "memory_bound.hpp"
 #include "model_fixture.hpp"
 #include "util/atomic_file.hpp"
 
@@ -283,7 +284,7 @@ TEST_CASE("translate: one line's cost is bounded, whatever data.max_length says"
   for (int i = 0; i < 10000; ++i) long_line += "found file ";
   const std::string input = kDir + "/long-gru.txt";
   heed::write_file_atomic(input, long_line + "\n" + kLines[0] + "\n");
-  const Result r = run("ulimit -v 4000000 && " + kHeed + " translate -m " + dir + " --beam 5 -i " + input);
+  const Result r = run(heed::test::memory_bound(4000) + kHeed + " translate -m " + dir + " --beam 5 -i " + input);
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CHECK(split_lines(r.out).size() == 2);

@@ -100,6 +100,21 @@ TEST_CASE("concurrent requests, batched together by two workers, get translate_l
   CHECK(metrics.prometheus(0, 0).find("heed_batch_sentences_total 36\n") != std::string::npos);
 }
 
+TEST_CASE("a worker that drops its primitives after every batch still translates alike", "[serve]") {
+  auto model = tiny_gru();
+  const auto lines = sample_lines(12);
+  const auto expected = translate_lines(*model, sample_tokenizers(), lines, request_search(short_search(), 2, 1), {});
+  Metrics metrics;
+  ServiceOptions options;
+  options.max_sentence_tokens = 1000;
+  options.max_cached_primitives = 0;
+  TranslationService service(*model, sample_tokenizers(), short_search(), options, metrics);
+  for (size_t i = 0; i < lines.size(); i += 3) {  // four batches, each after a drop
+    const auto got = service.translate(request_of({lines.begin() + i, lines.begin() + i + 3}, 2), Clock::now() + 60s);
+    for (size_t k = 0; k < 3; ++k) check_same(got[k], expected[i + k]);
+  }
+}
+
 TEST_CASE("empty sentences are answered without decoding, as translate_lines does", "[serve]") {
   auto model = tiny_gru();
   Metrics metrics;
