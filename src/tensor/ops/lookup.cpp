@@ -5,6 +5,7 @@
 
 #include "tensor/ops.hpp"
 #include "tensor/ops/broadcast.hpp"
+#include "tensor/ops/dropout_mask.hpp"
 #include "util/error.hpp"
 
 namespace heed {
@@ -75,20 +76,6 @@ Var masked_fill(const Var& x, const Tensor& mask, float value) {
 }
 
 namespace {
-// Element i is kept unless its counter-based draw falls below p. Backward draws the same numbers
-// again instead of keeping a mask as large as x: activation memory is what limits the batch
-// size, and a draw costs about as much as reading a stored mask back.
-struct DropoutMask {
-  uint64_t key;
-  float p, keep_scale;
-  DropoutMask(float p_, Rng& rng) : key(rng.next_key()), p(p_), keep_scale(1.f / (1.f - p_)) {
-    if (p_ >= 1.f) throw Error("dropout probability must be below 1");
-  }
-  float operator()(int64_t i) const {
-    return uniform_from_bits(splitmix64(key + static_cast<uint64_t>(i))) < p ? 0.f : keep_scale;
-  }
-};
-
 // y = mask ⊙ f(x) with f = identity or ReLU, one pass each way.
 template <bool kRelu>
 Var masked_dropout(const Var& x, const DropoutMask& mask) {
