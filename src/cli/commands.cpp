@@ -4,6 +4,7 @@ namespace heed::cli {
 
 void add_train_command(CLI::App& app, Registry& registry);
 void add_translate_command(CLI::App& app, Registry& registry);
+void add_predict_command(CLI::App& app, Registry& registry);
 void add_average_command(CLI::App& app, Registry& registry);
 void add_config_command(CLI::App& app, Registry& registry);
 void add_bleu_command(CLI::App& app, Registry& registry);
@@ -13,6 +14,7 @@ void add_bench_command(CLI::App& app, Registry& registry);
 void add_all_commands(CLI::App& app, Registry& registry) {
   add_train_command(app, registry);
   add_translate_command(app, registry);
+  add_predict_command(app, registry);
   add_average_command(app, registry);
   add_config_command(app, registry);
   add_bleu_command(app, registry);

@@ -80,6 +80,14 @@ void check_relations(const Config& c, const std::string& origin) {
          std::to_string(c.training.warmup_steps) + ")");
   if (c.training.min_learning_rate > c.training.learning_rate)
     fail("training.min_learning_rate must not exceed training.learning_rate");
+  const bool graph_task = c.task != "translation";
+  if (graph_task && c.model.arch != "gat")
+    fail("task " + c.task + " needs model.arch = gat (got " + c.model.arch + ")");
+  if (!graph_task && c.model.arch == "gat")
+    fail("model.arch gat is a graph model: set task to node-classification or link-prediction");
+  if (c.data.val_edges + c.data.test_edges >= 1)
+    fail("data.val_edges + data.test_edges must leave edges for training (got " + json(c.data.val_edges).dump() + " + " +
+         json(c.data.test_edges).dump() + ")");
 }
 
 // Parses JSON text, naming file, line and column on a syntax error and rejecting duplicate keys

