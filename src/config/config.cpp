@@ -1,6 +1,7 @@
 #include "config/config.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 
 #include "config/fields.hpp"
@@ -55,6 +56,12 @@ void read_object(const json& object, const std::string& path, Config& config, co
   }
 }
 
+// A float as its shortest decimal that reads back as the same float ("0.05", not 0.0500000007).
+std::string short_number(float v) {
+  char buf[32];
+  return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+}
+
 // Rules that involve more than one field.
 void check_relations(const Config& c, const std::string& origin) {
   auto fail = [&](const std::string& message) { throw UsageError(origin + ": " + message); };
@@ -86,8 +93,8 @@ void check_relations(const Config& c, const std::string& origin) {
   if (!graph_task && c.model.arch == "gat")
     fail("model.arch gat is a graph model: set task to node-classification or link-prediction");
   if (c.data.val_edges + c.data.test_edges >= 1)
-    fail("data.val_edges + data.test_edges must leave edges for training (got " + json(c.data.val_edges).dump() + " + " +
-         json(c.data.test_edges).dump() + ")");
+    fail("data.val_edges + data.test_edges must leave edges for training (got " + short_number(c.data.val_edges) + " + " +
+         short_number(c.data.test_edges) + ")");
 }
 
 // Parses JSON text, naming file, line and column on a syntax error and rejecting duplicate keys
