@@ -35,6 +35,8 @@ printf '%s\n' "${accuracies[@]}" | awk -v n="$n" '
   END {
     mean = sum / n
     for (i = 1; i <= n; ++i) ss += (x[i] - mean) ^ 2
+    sample = 0
+    if (n > 1) sample = sqrt(ss / (n - 1))
     printf "test accuracy over %d seeds: %.2f ± %.2f %% (population std; sample std %.2f), range %.2f–%.2f %%\n",
-           n, mean, sqrt(ss / n), n > 1 ? sqrt(ss / (n - 1)) : 0, lo, hi
+           n, mean, sqrt(ss / n), sample, lo, hi
   }'
