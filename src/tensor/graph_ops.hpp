@@ -26,6 +26,7 @@ struct Csr {
   std::vector<int32_t> row;             // [nnz]: the row of each entry
   std::vector<int64_t> column_offsets;  // [cols + 1]
   std::vector<int64_t> by_column;       // [nnz]: entry ids, column after column
+  std::vector<int32_t> row_by_column;   // [nnz]: row[by_column[e]], so a column walk reads rows directly
   int64_t nnz() const { return static_cast<int64_t>(column.size()); }
 };
 

@@ -90,8 +90,11 @@ struct EarlyStopping {
   }
 };
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
+// The median step time, leaving out the first 5 (primitives are created, memory first touched)
+// when there are more.
+double median_step_ms(const std::vector<double>& all) {
+  if (all.empty()) return 0;
+  std::vector<double> v(all.begin() + (all.size() > 5 ? 5 : 0), all.end());
   std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
   return v[v.size() / 2];
 }
@@ -185,7 +188,7 @@ GraphTrainSummary train_graph_model(const TrainOptions& options) {
       }
       bad_steps = 0;
       ++epoch;
-      if (epoch > 5) step_ms.push_back(1e3 * seconds_since(step_start));
+      step_ms.push_back(1e3 * seconds_since(step_start));
 
       const GraphScores val = task->evaluate(model, GraphSplit::Validation);
       const bool kept = stopping.update(val, epoch, params);
@@ -200,7 +203,7 @@ GraphTrainSummary train_graph_model(const TrainOptions& options) {
         bar.clear();
         spdlog::info("epoch {}: loss {:.4f}, val loss {:.4f}, val {} {:.4f} (kept epoch {}: {:.4f}), {:.2f} ms/epoch, {}",
                      epoch, loss_value, val.loss, score, val.score, stopping.best_epoch, stopping.best.score,
-                     median(step_ms), format_duration(elapsed()));
+                     median_step_ms(step_ms), format_duration(elapsed()));
       }
       if (epoch % tc.validate_every == 0) save_state();
     }
@@ -219,7 +222,7 @@ GraphTrainSummary train_graph_model(const TrainOptions& options) {
   summary.epochs = epoch;
   summary.best_epoch = stopping.best_epoch;
   summary.stop_reason = stop_reason;
-  summary.train_ms_per_epoch = median(step_ms);
+  summary.train_ms_per_epoch = median_step_ms(step_ms);
   if (stopping.best_parameters.empty()) throw Error("training kept no parameters (no epoch had a finite validation loss)");
   for (size_t i = 0; i < params.all().size(); ++i) params.all()[i].second.value().copy_from(stopping.best_parameters[i]);
   summary.validation = task->evaluate(model, GraphSplit::Validation);

@@ -22,7 +22,7 @@ struct GraphTrainSummary {
   std::string task, score_name;     // score_name: "accuracy" or "auc"
   int64_t epochs = 0, best_epoch = 0;
   GraphScores validation, test;     // of the restored model
-  double train_ms_per_epoch = 0;    // median forward + backward + update, after 5 warm-up epochs
+  double train_ms_per_epoch = 0;    // median forward + backward + update (after 5 warm-up epochs, if more)
   std::string stop_reason;
 };
 

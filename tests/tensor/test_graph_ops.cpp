@@ -64,6 +64,7 @@ TEST_CASE("make_csr: rows sorted, duplicates kept once, the column index, out-of
   CHECK(c.row == std::vector<int32_t>{0, 0, 2, 2});
   CHECK(c.column_offsets == std::vector<int64_t>{0, 2, 3, 3, 4});
   CHECK(c.by_column == std::vector<int64_t>{0, 2, 3, 1});  // column 0: entries of rows 0, 2
+  CHECK(c.row_by_column == std::vector<int32_t>{0, 2, 2, 0});
   CHECK_THROWS_WITH(make_csr(3, 4, {{3, 0}}), Catch::Contains("outside 3 x 4"));
   CHECK_THROWS_WITH(make_csr(3, 4, {{0, -1}}), Catch::Contains("outside 3 x 4"));
   CHECK(make_csr(0, 0, {}).nnz() == 0);

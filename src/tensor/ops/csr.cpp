@@ -49,6 +49,8 @@ Csr make_csr(int64_t rows, int64_t cols, std::vector<std::pair<int32_t, int32_t>
   c.by_column.resize(out);
   std::vector<int64_t> next(c.column_offsets.begin(), c.column_offsets.end() - 1);
   for (int64_t e = 0; e < out; ++e) c.by_column[next[c.column[e]]++] = e;
+  c.row_by_column.resize(out);
+  for (int64_t e = 0; e < out; ++e) c.row_by_column[e] = c.row[c.by_column[e]];
   return c;
 }
 

@@ -166,14 +166,14 @@ Var graph_attention(const Var& s, const Var& t, const Var& values, const Csr& ne
 #pragma omp for schedule(dynamic, 64)
         for (int64_t j = 0; j < c.cols; ++j)
           for (int64_t e = c.column_offsets[j]; e < c.column_offsets[j + 1]; ++e) {
-            if (e + kPrefetchAhead < c.nnz()) prefetch_row(pg + c.row[c.by_column[e + kPrefetchAhead]] * HF, HF);
+            if (e + kPrefetchAhead < c.nnz()) prefetch_row(pg + c.row_by_column[e + kPrefetchAhead] * HF, HF);
             const int64_t k = c.by_column[e];
             if (dt.defined())
 #pragma omp simd
               for (int64_t h = 0; h < H; ++h) dt.data()[j * H + h] += pz[k * H + h];
             if (!dv.defined()) continue;
             for (int64_t h = 0; h < H; ++h) weight[h] = pa[k * H + h] * factor_of(k * H + h);
-            add_weighted_heads(dv.data() + j * HF, pg + c.row[k] * HF, weight.data(), H, F);
+            add_weighted_heads(dv.data() + j * HF, pg + c.row_by_column[e] * HF, weight.data(), H, F);
           }
       }
       if (dt.defined()) t.accumulate_grad(dt);

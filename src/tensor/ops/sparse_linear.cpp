@@ -74,11 +74,11 @@ Var sparse_multihead_linear(const SparseRows& x, const Var& w, float p, Rng& rng
 #pragma omp for schedule(dynamic, 64)
         for (int64_t col = 0; col < Fin; ++col)
           for (int64_t e = c.column_offsets[col]; e < c.column_offsets[col + 1]; ++e) {
-            if (e + kPrefetchAhead < c.nnz()) prefetch_row(g.data() + c.row[c.by_column[e + kPrefetchAhead]] * HF, HF);
+            if (e + kPrefetchAhead < c.nnz()) prefetch_row(g.data() + c.row_by_column[e + kPrefetchAhead] * HF, HF);
             const int64_t k = c.by_column[e];
             const float v = x.values[k];
             for (int64_t h = 0; h < H; ++h) factor[h] = kept->empty() || (*kept)[k * H + h] ? v * keep_scale : 0.f;
-            add_weighted_heads(dwt.data() + col * HF, g.data() + c.row[k] * HF, factor.data(), H, F);
+            add_weighted_heads(dwt.data() + col * HF, g.data() + c.row_by_column[e] * HF, factor.data(), H, F);
           }
       }
       w.accumulate_grad(swap_first_axes(dwt));
