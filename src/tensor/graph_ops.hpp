@@ -62,8 +62,8 @@ Var sparse_multihead_linear(const SparseRows& x, const Var& w, float p, Rng& rng
 //   α_ij = softmax over j of e_ij,  α̃_ij = dropout_p(α_ij),  out[i, h, :] = Σ_j α̃_ij · values[j, h, :]
 // s, t [N, H] (s_i = a₁·Wh_i, t_j = a₂·Wh_j: aᵀ[Wh_i ‖ Wh_j] split in two), values [N, H, F] →
 // [N, H, F]. The mask is element k·H + h of one mask drawn from rng, as dropout() of the [nnz, H]
-// coefficients would draw it. Memory O(nnz · H): the coefficients are kept for backward, the
-// mask is drawn again. weights_out (optional) receives α [nnz, H] before dropout.
+// coefficients would draw it. Memory O(nnz · H): the coefficients and a byte per coefficient for
+// the mask are kept for backward. weights_out (optional) receives α [nnz, H] before dropout.
 Var graph_attention(const Var& s, const Var& t, const Var& values, const Csr& neighbours, float negative_slope,
                     float p, Rng& rng, Tensor* weights_out = nullptr);
 

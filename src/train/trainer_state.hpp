@@ -1,7 +1,8 @@
 #pragma once
 // The file that lets training continue exactly: <model_dir>/trainer_state.safetensors holds the
 // parameters (param.<name>), Adam's moments (adam.m.<name>, adam.v.<name>) and, in its metadata,
-// the step, the data position, the dropout RNG, elapsed seconds and early-stopping counters.
+// the step, the data position, the dropout RNG, elapsed seconds and early-stopping counters; for
+// the graph tasks also the parameters kept for the end (best.<name>) and their own counters.
 // One file, so a kill between two writes can never pair parameters with foreign moments.
 #include <cstdint>
 #include <map>
