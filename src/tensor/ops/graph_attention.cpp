@@ -83,11 +83,12 @@ Var graph_attention(const Var& s, const Var& t, const Var& values, const Csr& ne
       }
       for (int64_t h = 0; h < H; ++h) inverse[h] = 1.f / inverse[h];
       dropout_factors(mask, factor, first, last - first, H);
-      if (mask)
-        for (int64_t j = 0; j < (last - first) * H; ++j) (*kept)[first * H + j] = factor[j] != 0.f;
+      if (mask) {
+        uint8_t* kept_here = kept->data() + first * H;
+        for (int64_t j = 0; j < (last - first) * H; ++j) kept_here[j] = factor[j] != 0.f;
+      }
       float* o = po + i * HF;
       for (int64_t k = first; k < last; ++k) {
-        if (k + kPrefetchAhead < c.nnz()) prefetch_row(pv + c.column[k + kPrefetchAhead] * HF, HF);
         float* a = pa + k * H;
         const float* m = factor.data() + (k - first) * H;
 #pragma omp simd
@@ -104,8 +105,9 @@ Var graph_attention(const Var& s, const Var& t, const Var& values, const Csr& ne
   if (result.requires_grad()) {
     auto on = result.node_ptr();
     const float keep_scale = mask ? mask->keep_scale : 1.f;
-    // The dropout factor of coefficient e (entry · H + head).
-    auto factor_of = [kept, keep_scale](int64_t e) { return kept->empty() || (*kept)[e] ? keep_scale : 0.f; };
+    // The dropout factor of coefficient e (entry · H + head); `kept` lives as long as the closure.
+    const uint8_t* kept_flags = kept->empty() ? nullptr : kept->data();
+    auto factor_of = [kept, kept_flags, keep_scale](int64_t e) { return !kept_flags || kept_flags[e] ? keep_scale : 0.f; };
     record_backward([s, t, values, sv, tv, vv, alpha, on, &c, factor_of, slope, parallel, N, H, F, HF] {
       if (!on->grad.defined()) return;
       const Tensor g = on->grad.contiguous();
@@ -131,8 +133,7 @@ Var graph_attention(const Var& s, const Var& t, const Var& values, const Csr& ne
             const float* gi = pg + i * HF;
             std::fill(dot.begin(), dot.end(), 0.f);
             for (int64_t k = first; k < last; ++k) {
-              if (k + kPrefetchAhead < c.nnz()) prefetch_row(pv + c.column[k + kPrefetchAhead] * HF, HF);
-              dot_per_head(d.data(), gi, pv + c.column[k] * HF, H, F);
+                    dot_per_head(d.data(), gi, pv + c.column[k] * HF, H, F);
               for (int64_t h = 0; h < H; ++h) {
                 pz[k * H + h] = d[h] * factor_of(k * H + h);
                 dot[h] += pa[k * H + h] * pz[k * H + h];
@@ -166,7 +167,6 @@ Var graph_attention(const Var& s, const Var& t, const Var& values, const Csr& ne
 #pragma omp for schedule(dynamic, 64)
         for (int64_t j = 0; j < c.cols; ++j)
           for (int64_t e = c.column_offsets[j]; e < c.column_offsets[j + 1]; ++e) {
-            if (e + kPrefetchAhead < c.nnz()) prefetch_row(pg + c.row_by_column[e + kPrefetchAhead] * HF, HF);
             const int64_t k = c.by_column[e];
             if (dt.defined())
 #pragma omp simd

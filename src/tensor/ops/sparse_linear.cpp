@@ -45,13 +45,13 @@ Var sparse_multihead_linear(const SparseRows& x, const Var& w, float p, Rng& rng
       factor.resize(count * H);
       if (mask) {
         mask->fill(factor.data(), first * H, count * H);
-        for (int64_t j = 0; j < count * H; ++j) (*kept)[first * H + j] = factor[j] != 0.f;
+        uint8_t* kept_here = kept->data() + first * H;
+        for (int64_t j = 0; j < count * H; ++j) kept_here[j] = factor[j] != 0.f;
       } else {
         std::fill(factor.begin(), factor.end(), 1.f);
       }
       float* o = out.data() + i * HF;
       for (int64_t k = 0; k < count; ++k) {
-        if (first + k + kPrefetchAhead < c.nnz()) prefetch_row(wt.data() + c.column[first + k + kPrefetchAhead] * HF, HF);
         float* fk = factor.data() + k * H;
         for (int64_t h = 0; h < H; ++h) fk[h] *= x.values[first + k];
         add_weighted_heads(o, wt.data() + c.column[first + k] * HF, fk, H, F);
@@ -67,6 +67,7 @@ Var sparse_multihead_linear(const SparseRows& x, const Var& w, float p, Rng& rng
       const Csr& c = x.pattern;
       const Tensor g = on->grad.contiguous();
       Tensor dwt = Tensor::zeros({Fin, H, F});
+      const uint8_t* kept_flags = kept->empty() ? nullptr : kept->data();
       // dW[h, col, :] = Σ over column col's entries of value · m_h · dOut[row, h, :].
 #pragma omp parallel if (parallel)
       {
@@ -74,10 +75,9 @@ Var sparse_multihead_linear(const SparseRows& x, const Var& w, float p, Rng& rng
 #pragma omp for schedule(dynamic, 64)
         for (int64_t col = 0; col < Fin; ++col)
           for (int64_t e = c.column_offsets[col]; e < c.column_offsets[col + 1]; ++e) {
-            if (e + kPrefetchAhead < c.nnz()) prefetch_row(g.data() + c.row_by_column[e + kPrefetchAhead] * HF, HF);
             const int64_t k = c.by_column[e];
             const float v = x.values[k];
-            for (int64_t h = 0; h < H; ++h) factor[h] = kept->empty() || (*kept)[k * H + h] ? v * keep_scale : 0.f;
+            for (int64_t h = 0; h < H; ++h) factor[h] = !kept_flags || kept_flags[k * H + h] ? v * keep_scale : 0.f;
             add_weighted_heads(dwt.data() + col * HF, g.data() + c.row_by_column[e] * HF, factor.data(), H, F);
           }
       }
