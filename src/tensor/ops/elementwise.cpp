@@ -36,6 +36,27 @@ Var binary(const Var& a, const Var& b, BinaryKind kind) {
         for (int64_t i = 0; i < n; ++i) po[i] = pa[i] * pb[i];
         break;
     }
+  } else if (repeats_over_rows(av.shape(), bv.shape())) {
+    const int64_t inner = bv.numel(), rows = av.numel() / inner;
+#pragma omp parallel for if (av.numel() > 65536)
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* x = pa + r * inner;
+      float* o = po + r * inner;
+      switch (kind) {
+        case BinaryKind::Add:
+#pragma omp simd
+          for (int64_t j = 0; j < inner; ++j) o[j] = x[j] + pb[j];
+          break;
+        case BinaryKind::Sub:
+#pragma omp simd
+          for (int64_t j = 0; j < inner; ++j) o[j] = x[j] - pb[j];
+          break;
+        case BinaryKind::Mul:
+#pragma omp simd
+          for (int64_t j = 0; j < inner; ++j) o[j] = x[j] * pb[j];
+          break;
+      }
+    }
   } else {
     bc.for_each_run([&](int64_t o, int64_t bo, int64_t len, int64_t step) {
       for (int64_t j = 0; j < len; ++j) {
