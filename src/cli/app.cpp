@@ -91,7 +91,7 @@ std::string parse_error_message(CLI::App& app, const CLI::ParseError& e) {
 }
 
 int run_command(int argc, char** argv) {
-  CLI::App app{"heed: train neural machine translation models, translate with them, score with BLEU", "heed"};
+  CLI::App app{"heed: train attention models (translation, graph attention networks), translate, predict, score with BLEU", "heed"};
   app.set_version_flag("--version", std::string("heed ") + HEED_VERSION);
   app.require_subcommand(1);
   app.fallthrough();

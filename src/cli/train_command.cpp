@@ -1,16 +1,18 @@
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 
 #include "cli/config_flags.hpp"
 #include "cli/registry.hpp"
 #include "config/config.hpp"
+#include "train/graph_trainer.hpp"
 #include "train/trainer.hpp"
 #include "util/error.hpp"
 
 namespace heed::cli {
 
 void add_train_command(CLI::App& app, Registry& registry) {
-  auto* cmd = app.add_subcommand("train", "train a model on parallel text (see configs/ for examples)");
+  auto* cmd = app.add_subcommand("train", "train a model: translation on parallel text, or a graph task (see configs/ for examples)");
   struct Args {
     std::string config, model_dir;
     std::vector<std::string> overrides;
@@ -34,7 +36,19 @@ void add_train_command(CLI::App& app, Registry& registry) {
     }
     if (!args->model_dir.empty()) config.model_dir = args->model_dir;
     if (config.model_dir.empty()) throw UsageError("train: give a model directory with -m or model_dir in the config");
-    train_model(config);
+    if (config.task == Task::translation) {
+      train_model(config);
+      return;
+    }
+    const GraphTrainSummary s = train_graph_model(config);
+    std::printf("test %s %.2f %%, validation %s %.2f %%", s.score_name.c_str(), 100 * s.test.score,
+                s.score_name.c_str(), 100 * s.validation.score);
+    if (s.task == Task::link_prediction)
+      std::printf("; test average precision %.2f %%, validation %.2f %%", 100 * s.test.average_precision,
+                  100 * s.validation.average_precision);
+    std::printf(" (kept epoch %lld of %lld, stopped by %s; %.2f ms per training epoch)\n",
+                static_cast<long long>(s.best_epoch), static_cast<long long>(s.epochs), s.stop_reason.c_str(),
+                s.train_ms_per_epoch);
   });
 }
 

@@ -1,6 +1,7 @@
 #include "config/config.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 
 #include "config/fields.hpp"
@@ -57,6 +58,12 @@ void read_object(const json& object, const std::string& path, Config& config, co
   }
 }
 
+// A float as its shortest decimal that reads back as the same float ("0.05", not 0.0500000007).
+std::string short_number(float v) {
+  char buf[32];
+  return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+}
+
 // Rules that involve more than one field.
 void check_relations(const Config& c, const std::string& origin) {
   auto fail = [&](const std::string& message) { throw UsageError(origin + ": " + message); };
@@ -94,6 +101,14 @@ void check_relations(const Config& c, const std::string& origin) {
          std::to_string(c.decoding.beam) + ")");
   if (c.training.min_learning_rate > c.training.learning_rate)
     fail("training.min_learning_rate must not exceed training.learning_rate");
+  const bool graph_task = c.task != Task::translation;
+  if (graph_task && c.model.arch != Arch::gat)
+    fail("task " + std::string(name_of(c.task)) + " needs model.arch = gat (got " + std::string(name_of(c.model.arch)) + ")");
+  if (!graph_task && c.model.arch == Arch::gat)
+    fail("model.arch gat is a graph model: set task to node-classification or link-prediction");
+  if (c.data.val_edges + c.data.test_edges >= 1)
+    fail("data.val_edges + data.test_edges must leave edges for training (got " + short_number(c.data.val_edges) + " + " +
+         short_number(c.data.test_edges) + ")");
 }
 
 // Parses JSON text, naming file, line and column on a syntax error and rejecting duplicate keys
@@ -278,12 +293,16 @@ Config load_model_config(const std::string& model_dir) {
 }
 
 FieldChange model_defining_change(const Config& trained, const Config& requested) {
-  const std::string other_arch =
-      trained.model.arch == Arch::transformer ? "model.gru." : "model.transformer.";  // not this model's
+  // The model's own section; the other architectures' sections do not define it.
+  const std::string own = trained.model.arch == Arch::transformer ? "model.transformer."
+                          : trained.model.arch == Arch::gat       ? "model.gat."
+                                                                  : "model.gru.";
+  auto is_dropout = [](const std::string& path) { return path.size() >= 7 && path.compare(path.size() - 7, 7, "dropout") == 0; };
   for (const auto& field : fields::all()) {
     const std::string& path = field.path;
-    const bool defining = (path.rfind("model.", 0) == 0 && path != "model.dropout" && path.rfind(other_arch, 0) != 0) ||
-                          path.rfind("tokenizer.", 0) == 0;
+    const bool model_field = path.rfind("model.", 0) == 0 && !is_dropout(path) &&
+                             (path.find('.', 6) == std::string::npos || path.rfind(own, 0) == 0);
+    const bool defining = path == "task" || model_field || path.rfind("tokenizer.", 0) == 0;
     if (!defining) continue;
     json a = field.get(trained), b = field.get(requested);
     if (a != b) return {path, std::move(a), std::move(b)};

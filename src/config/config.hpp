@@ -21,7 +21,9 @@
 namespace heed {
 
 // Fixed choices. Their JSON spellings are in the field table; name_of gives them back.
-enum class Arch { gru_bahdanau, transformer };                   // "gru-bahdanau", "transformer"
+enum class Arch { gru_bahdanau, transformer, gat };              // "gru-bahdanau", "transformer", "gat"
+// What `heed train` learns: translation (a Seq2Seq model) or a graph task (gat).
+enum class Task { translation, node_classification, link_prediction };  // "node-classification", ...
 enum class ReadoutActivation { tanh, linear };
 enum class FeedForwardActivation { relu, gelu };
 enum class OptimizerKind { adam, adamw };                        // adamw: decoupled weight decay
@@ -34,6 +36,7 @@ enum class BatchUnit { padded, target };
 enum class ValidationMetric { bleu, cross_entropy };             // "bleu", "cross-entropy"
 
 std::string_view name_of(Arch value);
+std::string_view name_of(Task value);
 std::string_view name_of(ReadoutActivation value);
 std::string_view name_of(FeedForwardActivation value);
 std::string_view name_of(OptimizerKind value);
@@ -65,12 +68,25 @@ struct TransformerConfig {
   bool operator==(const TransformerConfig&) const = default;
 };
 
+// Graph attention network (Veličković et al. 2018); defaults are the paper's Cora settings.
+struct GatConfig {
+  int layers = 2;                  // attention layers: layers − 1 hidden ones (heads concatenated, ELU), one output
+  int hidden = 8;                  // features per head of a hidden layer
+  int heads = 8;                   // heads of a hidden layer
+  int output_heads = 1;            // heads of the output layer (averaged)
+  float attention_dropout = 0.6f;  // on the attention coefficients (model.dropout: on each layer's input)
+  float negative_slope = 0.2f;     // of the LeakyReLU in the scores
+  int embedding_dim = 16;          // link-prediction: width of the node embeddings (the output layer)
+  bool operator==(const GatConfig&) const = default;
+};
+
 struct ModelConfig {
   Arch arch = Arch::gru_bahdanau;
   float dropout = 0.1f;               // 0 <= dropout < 1
   bool share_embeddings = false;      // source embedding = target embedding (needs tokenizer.joint)
   GruConfig gru;                      // "model.gru.*"
   TransformerConfig transformer;      // "model.transformer.*"
+  GatConfig gat;                      // "model.gat.*"
   bool operator==(const ModelConfig&) const = default;
 };
 
@@ -82,6 +98,10 @@ struct DataConfig {
   int max_length = 100;                // training pairs longer (in tokens) on either side are skipped
   float max_length_ratio = 0;          // skip pairs with longer/shorter > ratio; 0 = off, else >= 1
   std::string cache_dir = "";          // "" = <model_dir>/cache
+  std::string graph = "";              // graph tasks: directory of features.txt, labels.txt, edges.txt, splits
+  bool normalize_features = true;      // scale each node's features to sum 1 (as GAT does)
+  float val_edges = 0.05f;             // link-prediction: shares of the edges held out for validation
+  float test_edges = 0.1f;             //   and for test
   bool operator==(const DataConfig&) const = default;
 };
 
@@ -142,6 +162,7 @@ struct DecodingConfig {
 };
 
 struct Config {
+  Task task = Task::translation;
   std::string model_dir = "";  // optional; the -m flag overrides it
   uint64_t seed = 1;           // parameter init, data order, dropout
   ModelConfig model;

@@ -134,7 +134,10 @@ struct Spelling {
   E value;
   const char* name;
 };
-constexpr Spelling<Arch> kArchs[] = {{Arch::gru_bahdanau, "gru-bahdanau"}, {Arch::transformer, "transformer"}};
+constexpr Spelling<Arch> kArchs[] = {{Arch::gru_bahdanau, "gru-bahdanau"}, {Arch::transformer, "transformer"}, {Arch::gat, "gat"}};
+constexpr Spelling<Task> kTasks[] = {{Task::translation, "translation"},
+                                     {Task::node_classification, "node-classification"},
+                                     {Task::link_prediction, "link-prediction"}};
 constexpr Spelling<ReadoutActivation> kReadoutActivations[] = {{ReadoutActivation::tanh, "tanh"},
                                                                {ReadoutActivation::linear, "linear"}};
 constexpr Spelling<FeedForwardActivation> kFeedForwardActivations[] = {{FeedForwardActivation::relu, "relu"},
@@ -245,10 +248,11 @@ Field duration(std::string path, At at, std::string doc) {
 
 const std::vector<Field>& table() {
   static const std::vector<Field> fields = {
+      choice("task", HEED_AT(task), kTasks, "What to learn: translation (parallel text) or a graph task (data.graph, model.arch gat)."),
       text("model_dir", HEED_AT(model_dir), "Model directory (checkpoints, tokenizer, config); the -m flag overrides it."),
       unsigned64("seed", HEED_AT(seed), "Random seed for parameter init, data order and dropout."),
 
-      choice("model.arch", HEED_AT(model.arch), kArchs, "Model architecture."),
+      choice("model.arch", HEED_AT(model.arch), kArchs, "Model architecture (gat: graph tasks)."),
       number("model.dropout", HEED_AT(model.dropout), fraction_below_one(), "Dropout probability."),
       boolean("model.share_embeddings", HEED_AT(model.share_embeddings), "Source and target share one embedding matrix (needs tokenizer.joint)."),
       integer("model.gru.emb_dim", HEED_AT(model.gru.emb_dim), at_least(1), "Embedding size."),
@@ -267,6 +271,13 @@ const std::vector<Field>& table() {
       integer("model.transformer.max_positions", HEED_AT(model.transformer.max_positions), at_least(1), "Longest sequence (tokens) the position encoding covers; more than data.max_length (a longest source and its </s>)."),
       boolean("model.transformer.pre_norm", HEED_AT(model.transformer.pre_norm), "Layer norm before each sublayer instead of after."),
       choice("model.transformer.activation", HEED_AT(model.transformer.activation), kFeedForwardActivations, "Feed-forward activation."),
+      integer("model.gat.layers", HEED_AT(model.gat.layers), at_least(1), "Attention layers: layers - 1 hidden ones (heads concatenated, then ELU) and one output layer (heads averaged)."),
+      integer("model.gat.hidden", HEED_AT(model.gat.hidden), at_least(1), "Features per head of a hidden layer."),
+      integer("model.gat.heads", HEED_AT(model.gat.heads), at_least(1), "Heads of a hidden layer."),
+      integer("model.gat.output_heads", HEED_AT(model.gat.output_heads), at_least(1), "Heads of the output layer, averaged."),
+      number("model.gat.attention_dropout", HEED_AT(model.gat.attention_dropout), fraction_below_one(), "Dropout on the attention coefficients (model.dropout applies to each layer's input)."),
+      number("model.gat.negative_slope", HEED_AT(model.gat.negative_slope), at_least(0), "Negative slope of the LeakyReLU in the attention scores."),
+      integer("model.gat.embedding_dim", HEED_AT(model.gat.embedding_dim), at_least(1), "link-prediction: width of the node embeddings the output layer gives."),
 
       file_list("data.train.src", HEED_AT(data.train_src), "Training source file(s), one sentence per line."),
       file_list("data.train.tgt", HEED_AT(data.train_tgt), "Training target file(s), line-aligned with data.train.src."),
@@ -275,6 +286,10 @@ const std::vector<Field>& table() {
       integer("data.max_length", HEED_AT(data.max_length), at_least(1), "Training pairs longer than this (tokens, either side) are skipped."),
       number("data.max_length_ratio", HEED_AT(data.max_length_ratio), at_least(0), "Skip training pairs whose longer/shorter length ratio exceeds this; 0 = off, else >= 1."),
       text("data.cache_dir", HEED_AT(data.cache_dir), "Where encoded data is cached; \"\" = <model_dir>/cache."),
+      text("data.graph", HEED_AT(data.graph), "Graph tasks: directory with features.txt, labels.txt, edges.txt, train.txt, val.txt, test.txt."),
+      boolean("data.normalize_features", HEED_AT(data.normalize_features), "Graph tasks: scale each node's features to sum 1 (as GAT does)."),
+      number("data.val_edges", HEED_AT(data.val_edges), fraction_below_one(), "link-prediction: share of the edges held out for validation (with as many sampled non-edges)."),
+      number("data.test_edges", HEED_AT(data.test_edges), fraction_below_one(), "link-prediction: share of the edges held out for test (with as many sampled non-edges)."),
 
       text("tokenizer.path", HEED_AT(tokenizer.path), "Existing tokenizer.json to use instead of learning one; \"\" = learn from the training data."),
       integer("tokenizer.vocab_size", HEED_AT(tokenizer.vocab_size), at_least(261), "Vocabulary size, including 4 special and 256 byte tokens (so at least one learned piece)."),
@@ -329,6 +344,7 @@ const std::vector<std::pair<std::string, std::string>>& sections() {
       {"model", "Model architecture and sizes."},
       {"model.gru", "GRU encoder-decoder with Bahdanau attention (model.arch = gru-bahdanau)."},
       {"model.transformer", "Transformer (model.arch = transformer)."},
+      {"model.gat", "Graph attention network (model.arch = gat, for the graph tasks)."},
       {"data", "Training and validation data."},
       {"data.train", "Training corpus: source and target files, line-aligned."},
       {"data.dev", "Validation set."},
@@ -366,6 +382,7 @@ std::string section_doc(std::string_view path) {
 namespace heed {
 
 std::string_view name_of(Arch value) { return config_fields::spelling(config_fields::kArchs, value); }
+std::string_view name_of(Task value) { return config_fields::spelling(config_fields::kTasks, value); }
 std::string_view name_of(ReadoutActivation value) { return config_fields::spelling(config_fields::kReadoutActivations, value); }
 std::string_view name_of(FeedForwardActivation value) {
   return config_fields::spelling(config_fields::kFeedForwardActivations, value);

@@ -33,6 +33,7 @@
 #include <numeric>
 
 #include "models/additive_attention_step.hpp"
+#include "nn/attention.hpp"
 #include "nn/layers.hpp"
 #include "util/error.hpp"
 
@@ -253,11 +254,13 @@ class GruBahdanau : public Seq2Seq {
     return heed::tanh(init_state_(mean_h));
   }
 
-  // Context c_t from the query W_a·s_{t-1} + b_a.
+  // Context c_t from the query W_a·s_{t-1} + b_a: additive attention over the source positions
+  // (the fused path of nn/attention: scores, softmax and context in their own kernels).
   Var attend(const Var& query, const Var& h, const Var& keys, const Tensor& pad_mask, Tensor* alpha_out) {
-    Var alpha = softmax(additive_attention_scores(query, keys, att_v_.weight, pad_mask));
-    *alpha_out = alpha.value();
-    return attention_context(alpha, h);
+    attention::Options options;
+    options.weights = alpha_out;
+    return attention::attend(attention::AdditiveScore{query, keys, att_v_.weight}, attention::DenseKeys{pad_mask, {}}, h,
+                             options);
   }
 
   // o_t = tanh(W_o [s_t ; c_t ; e_t] + b_o), or the product alone for readout_act "linear".

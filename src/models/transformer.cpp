@@ -30,53 +30,24 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
-#include <limits>
 #include <numeric>
 
 #include "models/cached_attention.hpp"
 #include "nn/layers.hpp"
+#include "nn/multi_head_attention.hpp"
 #include "util/error.hpp"
 
 namespace heed {
 namespace {
 
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-
-struct LayerNorm {
-  Var weight, bias;  // γ = 1, β = 0 initially
-  LayerNorm() = default;
-  LayerNorm(ParameterSet& params, const std::string& name, int64_t dim)
-      : weight(params.add(name + ".weight", Tensor::full({dim}, 1.f))),
-        bias(params.add(name + ".bias", Tensor::zeros({dim}))) {}
-  Var operator()(const Var& x) const { return layer_norm(x, weight, bias, 1e-5f); }
-};
-
-// Xavier-uniform weight, zero bias: the reference re-initialises every layer this way.
-Linear xavier_linear(ParameterSet& params, const std::string& name, int64_t in, int64_t out, Rng& rng) {
-  Linear l;
-  l.weight = params.add(name + ".weight", xavier_uniform_tensor({out, in}, rng));
-  l.bias = params.add(name + ".bias", Tensor::zeros({out}));
-  return l;
-}
-
-struct Attention {
-  Var in_proj_weight, in_proj_bias;  // [3d, d], [3d]: W_q, W_k, W_v stacked
-  Linear out_proj;
-  Attention() = default;
-  Attention(ParameterSet& params, const std::string& name, int64_t d, Rng& rng)
-      : in_proj_weight(params.add(name + ".in_proj_weight", xavier_uniform_tensor({3 * d, d}, rng))),
-        in_proj_bias(params.add(name + ".in_proj_bias", Tensor::zeros({3 * d}))),
-        out_proj(xavier_linear(params, name + ".out_proj", d, d, rng)) {}
-};
-
 struct EncoderLayer {
-  Attention self_attn;
+  MultiHeadAttention self_attn;
   Linear linear1, linear2;
   LayerNorm norm1, norm2;
 };
 
 struct DecoderLayer {
-  Attention self_attn, multihead_attn;
+  MultiHeadAttention self_attn, multihead_attn;
   Linear linear1, linear2;
   LayerNorm norm1, norm2, norm3;
 };
@@ -151,7 +122,7 @@ class Transformer : public Seq2Seq {
     for (int l = 0; l < c_.enc_layers; ++l) {
       const std::string p = "encoder.layers." + std::to_string(l);
       EncoderLayer layer;
-      layer.self_attn = Attention(params_, p + ".self_attn", d, init);
+      layer.self_attn = MultiHeadAttention(params_, p + ".self_attn", d, c_.heads, init);
       layer.linear1 = xavier_linear(params_, p + ".linear1", d, f, init);
       layer.linear2 = xavier_linear(params_, p + ".linear2", f, d, init);
       layer.norm1 = LayerNorm(params_, p + ".norm1", d);
@@ -162,8 +133,8 @@ class Transformer : public Seq2Seq {
     for (int l = 0; l < c_.dec_layers; ++l) {
       const std::string p = "decoder.layers." + std::to_string(l);
       DecoderLayer layer;
-      layer.self_attn = Attention(params_, p + ".self_attn", d, init);
-      layer.multihead_attn = Attention(params_, p + ".multihead_attn", d, init);
+      layer.self_attn = MultiHeadAttention(params_, p + ".self_attn", d, c_.heads, init);
+      layer.multihead_attn = MultiHeadAttention(params_, p + ".multihead_attn", d, c_.heads, init);
       layer.linear1 = xavier_linear(params_, p + ".linear1", d, f, init);
       layer.linear2 = xavier_linear(params_, p + ".linear2", f, d, init);
       layer.norm1 = LayerNorm(params_, p + ".norm1", d);
@@ -192,8 +163,9 @@ class Transformer : public Seq2Seq {
     Var x = embed(src_emb_, batch.src, B, S, 0);
     for (const auto& layer : encoder_) {
       x = sublayer(x, layer.norm1, [&](const Var& h) {
-        auto qkv = split_heads(linear(h, layer.self_attn.in_proj_weight, layer.self_attn.in_proj_bias), 3);
-        return attend(layer.self_attn, qkv[0], qkv[1], qkv[2], B, key_pad, nullptr);
+        const MultiHeadAttention& a = layer.self_attn;
+        auto qkv = a.split_heads(linear(h, a.in_proj_weight, a.in_proj_bias), 3);
+        return a.attend(qkv[0], qkv[1], qkv[2], B, key_pad, coefficients(nullptr));
       });
       x = sublayer(x, layer.norm2, [&](const Var& h) { return feed_forward(layer.linear1, layer.linear2, h); });
     }
@@ -212,15 +184,16 @@ class Transformer : public Seq2Seq {
     for (size_t l = 0; l < decoder_.size(); ++l) {
       const DecoderLayer& layer = decoder_[l];
       y = sublayer(y, layer.norm1, [&](const Var& h) {
-        auto qkv = split_heads(linear(h, layer.self_attn.in_proj_weight, layer.self_attn.in_proj_bias), 3);
-        return attend(layer.self_attn, qkv[0], qkv[1], qkv[2], B, causal, nullptr);
+        const MultiHeadAttention& a = layer.self_attn;
+        auto qkv = a.split_heads(linear(h, a.in_proj_weight, a.in_proj_bias), 3);
+        return a.attend(qkv[0], qkv[1], qkv[2], B, causal, coefficients(nullptr));
       });
       y = sublayer(y, layer.norm2, [&](const Var& h) {
-        const Attention& a = layer.multihead_attn;
-        Var q = split_heads(linear(h, slice_rows(a.in_proj_weight, 0, d), slice_rows(a.in_proj_bias, 0, d)), 1)[0];
-        auto kv = split_heads(
+        const MultiHeadAttention& a = layer.multihead_attn;
+        Var q = a.split_heads(linear(h, slice_rows(a.in_proj_weight, 0, d), slice_rows(a.in_proj_bias, 0, d)), 1)[0];
+        auto kv = a.split_heads(
             linear(enc.states, slice_rows(a.in_proj_weight, d, 3 * d), slice_rows(a.in_proj_bias, d, 3 * d)), 2);
-        return attend(a, q, kv[0], kv[1], B, key_pad, l + 1 == decoder_.size() ? &probs : nullptr);
+        return a.attend(q, kv[0], kv[1], B, key_pad, coefficients(l + 1 == decoder_.size() ? &probs : nullptr));
       });
       y = sublayer(y, layer.norm3, [&](const Var& h) { return feed_forward(layer.linear1, layer.linear2, h); });
     }
@@ -239,7 +212,7 @@ class Transformer : public Seq2Seq {
     st->pad_mask = enc.pad_mask();
     st->self_qkv.resize(decoder_.size());
     for (const auto& layer : decoder_) {
-      const Attention& a = layer.multihead_attn;
+      const MultiHeadAttention& a = layer.multihead_attn;
       st->cross_kv.push_back(
           linear(enc.states, slice_rows(a.in_proj_weight, d, 3 * d), slice_rows(a.in_proj_bias, d, 3 * d)).value().contiguous());
     }
@@ -273,7 +246,7 @@ class Transformer : public Seq2Seq {
       const DecoderLayer& layer = decoder_[l];
       const TransformerStepWeights::Layer& w = st.weights->layers[l];
       x = sublayer(x, layer.norm1, [&](const Var& in) {
-        const Attention& a = layer.self_attn;
+        const MultiHeadAttention& a = layer.self_attn;
         std::vector<Tensor>& history = st.self_qkv[l];
         history.push_back(linear(in.value(), w.self_in, a.in_proj_bias.value()));  // [N, 3d]: q | k | v
         for (int64_t j = 0; j <= pos; ++j) {
@@ -287,7 +260,7 @@ class Transformer : public Seq2Seq {
         return Var(linear(mixed, w.self_out, a.out_proj.bias.value()));
       });
       x = sublayer(x, layer.norm2, [&](const Var& in) {
-        const Attention& a = layer.multihead_attn;
+        const MultiHeadAttention& a = layer.multihead_attn;
         Tensor q = linear(in.value(), w.cross_q, a.in_proj_bias.value().slice(0, d));
         for (int64_t j = 0; j < S; ++j) {
           keys[j] = st.cross_kv[l].data() + j * 2 * d;
@@ -325,7 +298,7 @@ class Transformer : public Seq2Seq {
     const int64_t d = c_.d_model;
     auto w = std::make_shared<TransformerStepWeights>();
     for (const auto& layer : decoder_) {
-      const Attention& a = layer.multihead_attn;
+      const MultiHeadAttention& a = layer.multihead_attn;
       w->layers.push_back({pack_weight(layer.self_attn.in_proj_weight.value()),
                            pack_weight(layer.self_attn.out_proj.weight.value()),
                            pack_weight(a.in_proj_weight.value().slice(0, d)), pack_weight(a.out_proj.weight.value()),
@@ -358,26 +331,13 @@ class Transformer : public Seq2Seq {
 
   Var ffn_activation(const Var& hidden) const { return c_.activation == FeedForwardActivation::gelu ? gelu(hidden) : relu(hidden); }
 
-  // [B, L, parts·d] (projections side by side) → `parts` tensors [B·h, L, d_h], one permuting copy.
-  std::vector<Var> split_heads(const Var& x, int64_t parts) const {
-    const int64_t B = x.dim(0), L = x.dim(1), h = c_.heads;
-    Var p = permute(reshape(x, {B, L, parts, h, dh_}), {2, 0, 3, 1, 4});  // [parts, B, h, L, d_h]
-    std::vector<Var> out;
-    for (int64_t i = 0; i < parts; ++i) out.push_back(reshape(slice_rows(p, i, i + 1), {B * h, L, dh_}));
-    return out;
-  }
-
-  // Scaled dot-product attention of all heads at once, heads concatenated, then out_proj.
-  // q [B·h, T, d_h], k and v [B·h, S, d_h]; mask (1 = blocked) broadcasts against [B, h, T, S].
-  Var attend(const Attention& a, const Var& q, const Var& k, const Var& v, int64_t B, const Tensor& mask,
-             Tensor* probs_out) {
-    const int64_t h = c_.heads, T = q.dim(1), S = k.dim(1);
-    Var scores = matmul(scale(q, 1.f / std::sqrt(static_cast<float>(dh_))), k, false, true);  // [B·h, T, S]
-    Var probs = softmax(masked_fill(reshape(scores, {B, h, T, S}), mask, kNegInf));
-    if (probs_out) *probs_out = probs.value();
-    Var mixed = matmul(reshape(drop(probs, dropout_), {B * h, T, S}), v);  // [B·h, T, d_h]
-    Var merged = reshape(permute(reshape(mixed, {B, h, T, dh_}), {0, 2, 1, 3}), {B, T, h * dh_});
-    return a.out_proj(merged);
+  // Dropout on the attention coefficients (training only); `probs` receives them as [B, h, T, S].
+  attention::Options coefficients(Tensor* probs) {
+    attention::Options options;
+    options.dropout = training_ ? dropout_ : 0.f;
+    options.rng = &rng_;
+    options.weights = probs;
+    return options;
   }
 
   static Tensor causal_mask(int64_t T) {  // [T, T]: 1 above the diagonal (future positions)

@@ -20,6 +20,24 @@ struct Linear {
   Var operator()(const Var& x) const { return linear(x, weight, bias); }
 };
 
+// Xavier-uniform weight, zero bias (the Transformer reference initialises its layers this way).
+inline Linear xavier_linear(ParameterSet& params, const std::string& name, int64_t in, int64_t out, Rng& rng) {
+  Linear l;
+  l.weight = params.add(name + ".weight", xavier_uniform_tensor({out, in}, rng));
+  l.bias = params.add(name + ".bias", Tensor::zeros({out}));
+  return l;
+}
+
+// Layer normalisation over the last axis, γ = 1 and β = 0 initially, ε = 1e-5 (PyTorch's).
+struct LayerNorm {
+  Var weight, bias;
+  LayerNorm() = default;
+  LayerNorm(ParameterSet& params, const std::string& name, int64_t dim)
+      : weight(params.add(name + ".weight", Tensor::full({dim}, 1.f))),
+        bias(params.add(name + ".bias", Tensor::zeros({dim}))) {}
+  Var operator()(const Var& x) const { return layer_norm(x, weight, bias, 1e-5f); }
+};
+
 // Rows of a [vocab, dim] table.
 struct Embedding {
   Var weight;

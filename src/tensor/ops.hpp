@@ -75,11 +75,15 @@ Var tanh(const Var& a);
 Var sigmoid(const Var& a);
 Var relu(const Var& a);
 Var gelu(const Var& a);  // erf form
+Var leaky_relu(const Var& a, float negative_slope);  // x > 0 ? x : negative_slope · x
+Var elu(const Var& a);                               // x > 0 ? x : exp(x) − 1
 
 // ---- normalisation along the last axis ----
 Var softmax(const Var& a);
 Var log_softmax(const Var& a);
 Var layer_norm(const Var& x, const Var& gamma, const Var& beta, float eps = 1e-5f);
+// x / (‖x‖ + 1e-8) along the last axis (cosine similarity as a product of normalised rows).
+Var l2_normalize(const Var& x);
 
 // ---- shape ----
 Var reshape(const Var& a, const Shape& shape);

@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 namespace heed {
 namespace {
 
-void keep_records_up_to(const std::string& path, bool resume, int64_t step) {
+void keep_records_up_to(const std::string& path, bool resume, const std::string& position_key, int64_t resume_at) {
   if (!fs::exists(path)) return;
   if (!resume) {
     fs::remove(path);
@@ -23,15 +23,15 @@ void keep_records_up_to(const std::string& path, bool resume, int64_t step) {
   std::istringstream lines(read_file(path));
   for (std::string line; std::getline(lines, line);) {
     const auto record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (record.is_object() && record.value("step", int64_t{-1}) <= step) kept += line + '\n';
+    if (record.is_object() && record.value(position_key, int64_t{-1}) <= resume_at) kept += line + '\n';
   }
   write_file_atomic(path, kept);
 }
 
 }  // namespace
 
-MetricsLog::MetricsLog(const std::string& path, bool resume, int64_t step) {
-  keep_records_up_to(path, resume, step);
+MetricsLog::MetricsLog(const std::string& path, bool resume, const std::string& position_key, int64_t resume_at) {
+  keep_records_up_to(path, resume, position_key, resume_at);
   out_.open(path, std::ios::app);
   if (!out_) throw Error("cannot write " + path + ": " + std::strerror(errno));
   path_ = path;

@@ -3,6 +3,9 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "config/config.hpp"
+#include "util/error.hpp"
+
 namespace fs = std::filesystem;
 
 namespace heed {
@@ -13,6 +16,24 @@ std::string ModelDir::checkpoint(int64_t step) const {
   char name[64];
   std::snprintf(name, sizeof name, "step-%08lld.safetensors", static_cast<long long>(step));
   return (fs::path(checkpoints()) / name).string();
+}
+
+ModelDir check_run_directory(const Config& config) {
+  ModelDir dir(config.model_dir);
+  const bool resume = config.training.resume;
+  const std::string state_path = dir.file("trainer_state.safetensors");
+  if (resume && !fs::exists(state_path))
+    throw UsageError("--resume: " + dir.path() + " has no trainer_state.safetensors to resume from");
+  if (!resume && fs::exists(state_path))
+    throw UsageError(dir.path() + " already holds a training run; use --resume to continue it, or another directory");
+  if (resume) {
+    const FieldChange change = model_defining_change(load_model_config(dir.path()), config);
+    if (!change.path.empty())
+      throw UsageError("--resume cannot change " + change.path + " (" + change.trained.dump() + " in " +
+                       dir.file("config.json") + ", now " + change.requested.dump() +
+                       "): it defines the trained model; train into a new directory instead");
+  }
+  return dir;
 }
 
 void remove_stale_temporaries(const std::string& dir) {

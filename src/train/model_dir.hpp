@@ -5,6 +5,8 @@
 
 namespace heed {
 
+struct Config;
+
 class ModelDir {
  public:
   explicit ModelDir(std::string dir) : dir_(std::move(dir)) {}
@@ -16,6 +18,11 @@ class ModelDir {
  private:
   std::string dir_;
 };
+
+// The model directory of a run, checked before anything is written: a new run needs one without
+// a trainer state, --resume one with it and a config.json whose model-defining fields
+// (model_defining_change) the run keeps.
+ModelDir check_run_directory(const Config& config);
 
 // Removes temporary files of atomic writes (NAME.tmp.PID) that a killed run left in `dir`.
 void remove_stale_temporaries(const std::string& dir);

@@ -29,20 +29,7 @@ bool resuming(const Config& config) { return config.training.resume; }
 // defines the same model (training settings may change). Changes nothing.
 ModelDir check_model_dir(const Config& config) {
   if (config.data.train_src.empty()) throw UsageError("data.train.src: no training files given");
-  ModelDir dir(config.model_dir);
-  const std::string state_path = dir.file("trainer_state.safetensors");
-  if (resuming(config) && !fs::exists(state_path))
-    throw UsageError("--resume: " + dir.path() + " has no trainer_state.safetensors to resume from");
-  if (!resuming(config) && fs::exists(state_path))
-    throw UsageError(dir.path() + " already holds a training run; use --resume to continue it, or another directory");
-  if (resuming(config)) {
-    const FieldChange change = model_defining_change(load_model_config(dir.path()), config);
-    if (!change.path.empty())
-      throw UsageError("--resume cannot change " + change.path + " (" + change.trained.dump() + " in " +
-                       dir.file("config.json") + ", now " + change.requested.dump() +
-                       "): it defines the trained model; train into a new directory instead");
-  }
-  return dir;
+  return check_run_directory(config);
 }
 
 // The tokenizer: the one a resumed model directory holds, the configured file, or one learned
@@ -118,7 +105,7 @@ Trainer::Trainer(const Config& config)
     spdlog::info("resumed at step {} (epoch {}, batch {})", progress_.step, progress_.epoch + 1, progress_.batch_index);
   }
   write_run_files(config_, dir_, tokenizers_);
-  metrics_.emplace(dir_.file("metrics.jsonl"), resume_, progress_.step);
+  metrics_.emplace(dir_.file("metrics.jsonl"), resume_, "step", progress_.step);
   stop_early_ = tc_.patience > 0 && progress_.validations_without_improvement >= tc_.patience;
 }
 

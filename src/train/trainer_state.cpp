@@ -39,13 +39,14 @@ std::string exact(double x) {
 }  // namespace
 
 void save_trainer_state(const std::string& path, const ParameterSet& params, const Adam& adam,
-                        const TrainerProgress& p) {
+                        const TrainerProgress& p, const std::vector<Tensor>* best) {
   SafeTensorFile file;
   size_t i = 0;
   for (const auto& [name, var] : params.all()) {
     file.tensors["param." + name] = to_safe(var.value());
     file.tensors["adam.m." + name] = to_safe(adam.first_moments()[i]);
     file.tensors["adam.v." + name] = to_safe(adam.second_moments()[i]);
+    if (best && !best->empty()) file.tensors["best." + name] = to_safe((*best)[i]);
     ++i;
   }
   file.metadata = {{"format", "heed-trainer-state"},
@@ -61,10 +62,12 @@ void save_trainer_state(const std::string& path, const ParameterSet& params, con
                    {"has_best", p.has_best ? "1" : "0"},
                    {"validations_without_improvement", std::to_string(p.validations_without_improvement)},
                    {"validated_step", std::to_string(p.validated_step)}};
+  for (const auto& [key, value] : p.task_state) file.metadata["task." + key] = value;
   write_safetensors(path, file);
 }
 
-TrainerProgress load_trainer_state(const std::string& path, const ParameterSet& params, Adam& adam) {
+TrainerProgress load_trainer_state(const std::string& path, const ParameterSet& params, Adam& adam,
+                                   std::vector<Tensor>* best) {
   SafeTensorFile file = read_safetensors(path);
   if (file.metadata["format"] != "heed-trainer-state" || file.metadata["version"] != "1")
     throw Error(path + ": not a heed trainer state (format version 1)");
@@ -75,7 +78,13 @@ TrainerProgress load_trainer_state(const std::string& path, const ParameterSet& 
     v.push_back(Tensor::empty(var.shape()));
     from_safe(file, path, "adam.m." + name, m.back());
     from_safe(file, path, "adam.v." + name, v.back());
+    if (best && file.tensors.count("best." + name)) {
+      best->push_back(Tensor::empty(var.shape()));
+      from_safe(file, path, "best." + name, best->back());
+    }
   }
+  if (best && !best->empty() && best->size() != params.all().size())
+    throw Error(path + ": the kept best parameters are incomplete");
   adam.set_state(meta<int64_t>(file, path, "adam_steps"), m, v);
   TrainerProgress p;
   p.step = meta<int64_t>(file, path, "step");
@@ -88,6 +97,8 @@ TrainerProgress load_trainer_state(const std::string& path, const ParameterSet& 
   p.has_best = meta<int64_t>(file, path, "has_best") != 0;
   p.validations_without_improvement = meta<int64_t>(file, path, "validations_without_improvement");
   p.validated_step = meta<int64_t>(file, path, "validated_step");
+  for (const auto& [key, value] : file.metadata)
+    if (key.rfind("task.", 0) == 0) p.task_state[key.substr(5)] = value;
   return p;
 }
 

@@ -1,10 +1,13 @@
 #pragma once
 // The file that lets training continue exactly: <model_dir>/trainer_state.safetensors holds the
 // parameters (param.<name>), Adam's moments (adam.m.<name>, adam.v.<name>) and, in its metadata,
-// the step, the data position, the dropout RNG, elapsed seconds and early-stopping counters.
+// the step, the data position, the dropout RNG, elapsed seconds and early-stopping counters; for
+// the graph tasks also the parameters kept for the end (best.<name>) and their own counters.
 // One file, so a kill between two writes can never pair parameters with foreign moments.
 #include <cstdint>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "nn/parameters.hpp"
 #include "train/optimizer.hpp"
@@ -21,11 +24,16 @@ struct TrainerProgress {
   bool has_best = false;
   int64_t validations_without_improvement = 0;
   int64_t validated_step = 0;  // step of the last finished dev validation
+  std::map<std::string, std::string> task_state;  // a task's own counters (metadata "task.<key>")
 };
 
+// `best` (optional): a copy of the parameters kept aside, in the order of params (tensors
+// best.<name>), for a task that restores its best epoch at the end.
 void save_trainer_state(const std::string& path, const ParameterSet& params, const Adam& adam,
-                        const TrainerProgress& progress);
-// Loads parameters and moments into `params` / `adam`; returns the progress.
-TrainerProgress load_trainer_state(const std::string& path, const ParameterSet& params, Adam& adam);
+                        const TrainerProgress& progress, const std::vector<Tensor>* best = nullptr);
+// Loads parameters and moments into `params` / `adam`; returns the progress. With `best`, also
+// the kept copy (empty when the file has none).
+TrainerProgress load_trainer_state(const std::string& path, const ParameterSet& params, Adam& adam,
+                                   std::vector<Tensor>* best = nullptr);
 
 }  // namespace heed

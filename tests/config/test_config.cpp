@@ -188,7 +188,7 @@ TEST_CASE("an out-of-range value names the path, the value and what is allowed")
   CHECK(error_for({{"tokenizer", {{"character_coverage", 0}}}}) ==
         "test.json: tokenizer.character_coverage: got 0, expected a number > 0 and <= 1");
   CHECK(error_for({{"model", {{"arch", "rnn"}}}}) ==
-        "test.json: model.arch: got \"rnn\", expected one of \"gru-bahdanau\", \"transformer\"");
+        "test.json: model.arch: got \"rnn\", expected one of \"gru-bahdanau\", \"transformer\", \"gat\"");
   CHECK(error_for({{"training", {{"schedule", "step"}}}}) ==
         "test.json: training.schedule: got \"step\", expected one of \"constant\", \"inverse-sqrt\", \"linear\", \"cosine\"");
   CHECK(error_for({{"training", {{"max_steps", 3000000000LL}}}}) ==
@@ -225,6 +225,13 @@ TEST_CASE("rules across fields name every field involved") {
         "test.json: decoding.nbest 3 needs a beam at least as wide (decoding.beam is 2)");
   CHECK(error_for({{"training", {{"min_learning_rate", 0.01}}}}) ==
         "test.json: training.min_learning_rate must not exceed training.learning_rate");
+  CHECK(error_for({{"task", "node-classification"}}) ==
+        "test.json: task node-classification needs model.arch = gat (got gru-bahdanau)");
+  CHECK(error_for({{"model", {{"arch", "gat"}}}}) ==
+        "test.json: model.arch gat is a graph model: set task to node-classification or link-prediction");
+  CHECK(error_for({{"task", "link-prediction"}, {"model", {{"arch", "gat"}}}, {"data", {{"val_edges", 0.5}, {"test_edges", 0.5}}}}) ==
+        "test.json: data.val_edges + data.test_edges must leave edges for training (got 0.5 + 0.5)");
+  CHECK(heed::config_from_json({{"task", "link-prediction"}, {"model", {{"arch", "gat"}}}}, "t").task == heed::Task::link_prediction);
 }
 
 TEST_CASE("fixed choices are parsed into enums when the config loads") {

@@ -9,6 +9,19 @@
 
 namespace heed {
 
+// True when b (leading axes of size 1 aside) is a's trailing axes: b repeats whole for every row
+// of a's leading axes, e.g. a bias [H, F] over activations [N, H, F]. Such a broadcast is a plain
+// loop over rows, far cheaper than walking it in runs along the last axis.
+inline bool repeats_over_rows(const Shape& a, const Shape& b) {
+  size_t first = 0;
+  while (first < b.size() && b[first] == 1) ++first;
+  const size_t n = b.size() - first;
+  if (n == 0 || n > a.size()) return false;
+  for (size_t i = 0; i < n; ++i)
+    if (b[first + i] != a[a.size() - n + i] || b[first + i] == 0) return false;
+  return true;
+}
+
 class Broadcast {
  public:
   Broadcast(const Shape& out, const Shape& b) : out_(out) {

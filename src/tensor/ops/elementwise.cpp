@@ -1,6 +1,7 @@
 // Elementwise ops. Binary ops with broadcasting are bandwidth-bound loops of our own (their
 // backward needs our own broadcast reductions anyway); activations run on oneDNN's eltwise
 // primitives, forward and backward.
+#include <cstdio>
 #include <string>
 
 #include "tensor/dnnl_context.hpp"
@@ -34,6 +35,27 @@ Var binary(const Var& a, const Var& b, BinaryKind kind) {
 #pragma omp parallel for simd if (n > 65536)
         for (int64_t i = 0; i < n; ++i) po[i] = pa[i] * pb[i];
         break;
+    }
+  } else if (repeats_over_rows(av.shape(), bv.shape())) {
+    const int64_t inner = bv.numel(), rows = av.numel() / inner;
+#pragma omp parallel for if (av.numel() > 65536)
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* x = pa + r * inner;
+      float* o = po + r * inner;
+      switch (kind) {
+        case BinaryKind::Add:
+#pragma omp simd
+          for (int64_t j = 0; j < inner; ++j) o[j] = x[j] + pb[j];
+          break;
+        case BinaryKind::Sub:
+#pragma omp simd
+          for (int64_t j = 0; j < inner; ++j) o[j] = x[j] - pb[j];
+          break;
+        case BinaryKind::Mul:
+#pragma omp simd
+          for (int64_t j = 0; j < inner; ++j) o[j] = x[j] * pb[j];
+          break;
+      }
     }
   } else {
     bc.for_each_run([&](int64_t o, int64_t bo, int64_t len, int64_t step) {
@@ -90,18 +112,20 @@ struct EltwiseEntry {
   dnnl::eltwise_backward bwd;
 };
 
-// use_dst: the backward formula reads the output (tanh, logistic) instead of the input.
-Var eltwise(const Var& a, dnnl::algorithm alg, bool use_dst, const char* name) {
+// use_dst: the backward formula reads the output (tanh, logistic) instead of the input. alpha is
+// the algorithm's parameter (the negative slope of a leaky ReLU, ELU's scale); `name` must tell
+// different alphas apart, as it keys the cached primitives.
+Var eltwise(const Var& a, dnnl::algorithm alg, bool use_dst, const std::string& name, float alpha = 0.f) {
   Tensor av = a.value().contiguous();
   const int64_t n = av.numel();
   Tensor out = Tensor::empty(av.shape());
   if (n > 0) {
-    std::string key = std::string("eltwise:") + name + ":" + std::to_string(n);
+    std::string key = "eltwise:" + name + ":" + std::to_string(n);
     auto& e = dnnl_ctx::cached<EltwiseEntry>(key, [&] {
       dnnl::memory::desc md({n}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a);
       dnnl::eltwise_forward::primitive_desc fpd(
-          dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, alg, md, 0.f, 0.f), dnnl_ctx::engine());
-      dnnl::eltwise_backward::primitive_desc bpd(dnnl::eltwise_backward::desc(alg, md, md, 0.f, 0.f),
+          dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, alg, md, alpha, 0.f), dnnl_ctx::engine());
+      dnnl::eltwise_backward::primitive_desc bpd(dnnl::eltwise_backward::desc(alg, md, md, alpha, 0.f),
                                                  dnnl_ctx::engine(), fpd);
       return EltwiseEntry{fpd, dnnl::eltwise_forward(fpd), bpd, dnnl::eltwise_backward(bpd)};
     });
@@ -113,7 +137,7 @@ Var eltwise(const Var& a, dnnl::algorithm alg, bool use_dst, const char* name) {
   Var result(out, needs_grad({&a}));
   if (result.requires_grad()) {
     auto on = result.node_ptr();
-    std::string key = std::string("eltwise:") + name + ":" + std::to_string(n);
+    std::string key = "eltwise:" + name + ":" + std::to_string(n);
     record_backward([a, av, out, on, use_dst, key] {
       const Tensor& g = on->grad;
       if (!g.defined() || g.numel() == 0) return;
@@ -168,5 +192,11 @@ Var tanh(const Var& a) { return eltwise(a, dnnl::algorithm::eltwise_tanh_use_dst
 Var sigmoid(const Var& a) { return eltwise(a, dnnl::algorithm::eltwise_logistic_use_dst_for_bwd, true, "sigmoid"); }
 Var relu(const Var& a) { return eltwise(a, dnnl::algorithm::eltwise_relu, false, "relu"); }
 Var gelu(const Var& a) { return eltwise(a, dnnl::algorithm::eltwise_gelu_erf, false, "gelu"); }
+Var leaky_relu(const Var& a, float negative_slope) {
+  char name[40];
+  std::snprintf(name, sizeof name, "leaky_relu%a", negative_slope);  // hex: exact, one primitive per slope
+  return eltwise(a, dnnl::algorithm::eltwise_relu, false, name, negative_slope);
+}
+Var elu(const Var& a) { return eltwise(a, dnnl::algorithm::eltwise_elu_use_dst_for_bwd, true, "elu", 1.f); }
 
 }  // namespace heed

@@ -29,6 +29,16 @@ Tensor reduce_to_shape(const Tensor& grad, const Shape& to) {
   if (grad.shape() == to) return grad;
   Tensor g = grad.contiguous();
   Tensor out = Tensor::zeros(to);
+  if (repeats_over_rows(g.shape(), to)) {  // column sums, rows added in order as the runs below would
+    const int64_t inner = out.numel(), rows = g.numel() / inner;
+    float* dst = out.data();
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* src = g.data() + r * inner;
+#pragma omp simd
+      for (int64_t j = 0; j < inner; ++j) dst[j] += src[j];
+    }
+    return out;
+  }
   Broadcast bc(g.shape(), to);
   const float* src = g.data();
   float* dst = out.data();

@@ -5,6 +5,7 @@
 
 #include "tensor/ops.hpp"
 #include "tensor/ops/broadcast.hpp"
+#include "tensor/ops/dropout_mask.hpp"
 #include "util/error.hpp"
 
 namespace heed {
@@ -75,19 +76,8 @@ Var masked_fill(const Var& x, const Tensor& mask, float value) {
 }
 
 namespace {
-// Element i is kept unless its counter-based draw falls below p. Backward draws the same numbers
-// again instead of keeping a mask as large as x: activation memory is what limits the batch
-// size, and a draw costs about as much as reading a stored mask back.
-struct DropoutMask {
-  uint64_t key;
-  float p, keep_scale;
-  DropoutMask(float p_, Rng& rng) : key(rng.next_key()), p(p_), keep_scale(1.f / (1.f - p_)) {
-    if (p_ >= 1.f) throw Error("dropout probability must be below 1");
-  }
-  float operator()(int64_t i) const {
-    return uniform_from_bits(splitmix64(key + static_cast<uint64_t>(i))) < p ? 0.f : keep_scale;
-  }
-};
+// Masks are drawn in blocks of this many elements into a buffer on the stack (DropoutMask::fill).
+constexpr int64_t kMaskBlock = 1024;
 
 // y = mask ⊙ f(x) with f = identity or ReLU, one pass each way.
 template <bool kRelu>
@@ -97,8 +87,15 @@ Var masked_dropout(const Var& x, const DropoutMask& mask) {
   Tensor out = Tensor::empty(xv.shape());
   float* po = out.data();
   const float* px = xv.data();
+  const int64_t blocks = (n + kMaskBlock - 1) / kMaskBlock;
 #pragma omp parallel for schedule(static) if (n > 65536)
-  for (int64_t i = 0; i < n; ++i) po[i] = (kRelu ? std::max(px[i], 0.f) : px[i]) * mask(i);
+  for (int64_t b = 0; b < blocks; ++b) {
+    float m[kMaskBlock];
+    const int64_t first = b * kMaskBlock, count = std::min(kMaskBlock, n - first);
+    mask.fill(m, first, count);
+#pragma omp simd
+    for (int64_t j = 0; j < count; ++j) po[first + j] = (kRelu ? std::max(px[first + j], 0.f) : px[first + j]) * m[j];
+  }
   Var result(out, needs_grad({&x}));
   if (result.requires_grad()) {
     auto on = result.node_ptr();
@@ -110,10 +107,15 @@ Var masked_dropout(const Var& x, const DropoutMask& mask) {
       const float* pg = g.data();
       const float* px = kRelu ? relu_input.data() : nullptr;
       float* pd = d.data();
+      const int64_t blocks = (n + kMaskBlock - 1) / kMaskBlock;
 #pragma omp parallel for schedule(static) if (n > 65536)
-      for (int64_t i = 0; i < n; ++i) {
-        const float m = mask(i);  // drawn unconditionally: a draw under a branch is not vectorised
-        pd[i] = kRelu && !(px[i] > 0.f) ? 0.f : pg[i] * m;
+      for (int64_t b = 0; b < blocks; ++b) {
+        float m[kMaskBlock];
+        const int64_t first = b * kMaskBlock, count = std::min(kMaskBlock, n - first);
+        mask.fill(m, first, count);
+#pragma omp simd
+        for (int64_t j = 0; j < count; ++j)
+          pd[first + j] = kRelu && !(px[first + j] > 0.f) ? 0.f : pg[first + j] * m[j];
       }
       x.accumulate_grad(d);
     });

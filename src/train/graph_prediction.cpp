@@ -1,0 +1,76 @@
+#include "train/graph_prediction.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "config/config.hpp"
+#include "io/safetensors.hpp"
+#include "models/gat.hpp"
+#include "train/checkpoint.hpp"
+#include "train/graph_tasks.hpp"
+#include "util/error.hpp"
+
+namespace heed {
+namespace {
+
+int64_t size_from(const SafeTensorFile& file, const std::string& path, const std::string& key) {
+  auto it = file.metadata.find(key);
+  if (it == file.metadata.end()) throw Error(path + ": no \"" + key + "\" in its metadata (not a graph model)");
+  try {
+    return std::stoll(it->second);
+  } catch (const std::exception&) {
+    throw Error(path + ": metadata \"" + key + "\" is not a number");
+  }
+}
+
+}  // namespace
+
+int32_t NodePredictions::predicted(int64_t node) const {
+  const float* row = probabilities.data() + node * classes;
+  return static_cast<int32_t>(std::max_element(row, row + classes) - row);
+}
+
+NodePredictions predict_nodes(const std::string& model_dir, const std::string& graph_dir) {
+  if (!std::filesystem::is_directory(model_dir)) throw Error("model directory " + model_dir + " does not exist");
+  const Config config = load_model_config(model_dir);
+  if (config.task != Task::node_classification)
+    throw UsageError("predict: " + model_dir + " holds a " + std::string(name_of(config.task)) +
+                     " model; predict writes node classes (task node-classification)" +
+                     (config.task == Task::translation ? "; use heed translate" : ""));
+  const std::string weights = model_dir + "/model.safetensors";
+  if (!std::filesystem::exists(weights)) throw Error(model_dir + " has no model.safetensors (training not finished?)");
+  const SafeTensorFile file = read_safetensors(weights);
+  const int64_t inputs = size_from(file, weights, "inputs"), outputs = size_from(file, weights, "outputs");
+
+  GraphReadOptions options;
+  options.labels_and_splits = false;
+  options.normalize_features = config.data.normalize_features;
+  GraphData graph = read_graph(graph_dir.empty() ? config.data.graph : graph_dir, options);
+  if (graph.features > inputs)
+    throw Error("the graph has " + std::to_string(graph.features) + " feature columns, the model reads " +
+                std::to_string(inputs));
+  graph.features = inputs;  // columns the graph never uses are zero
+  const GraphInputs in = make_graph_inputs(graph, graph.edges);
+
+  Gat model(config.model, inputs, outputs, config.seed);
+  load_parameters(weights, model.parameters());
+  NoGradGuard no_grad;
+  const Tensor logits = model.forward(in.input(), in.neighbours).value();
+
+  NodePredictions p;
+  p.nodes = graph.nodes;
+  p.classes = outputs;
+  p.probabilities.resize(graph.nodes * outputs);
+  for (int64_t i = 0; i < graph.nodes; ++i) {
+    const float* row = logits.data() + i * outputs;
+    const float top = *std::max_element(row, row + outputs);
+    double total = 0;
+    for (int64_t c = 0; c < outputs; ++c) total += std::exp(double(row[c]) - top);
+    for (int64_t c = 0; c < outputs; ++c)
+      p.probabilities[i * outputs + c] = static_cast<float>(std::exp(double(row[c]) - top) / total);
+  }
+  return p;
+}
+
+}  // namespace heed

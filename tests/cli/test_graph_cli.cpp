@@ -1,0 +1,118 @@
+// `heed train` on graph tasks and `heed predict`, run as the real executable on a synthetic
+// two-community graph: the result line, a class for every node (with probabilities on request),
+// --resume, and one-line errors with the right exit code for bad graph files, a graph task with
+// the wrong architecture, and a model that is not a node classifier.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include "../graph/graph_fixture.hpp"
+#include "train_fixture.hpp"
+
+using namespace heed::test;
+
+namespace {
+
+std::string write_graph_config(const std::string& dir, const std::string& graph, int max_epochs) {
+  const nlohmann::json c = {
+      {"task", "node-classification"},
+      {"seed", 2},
+      {"model", {{"arch", "gat"}, {"dropout", 0.3}, {"gat", {{"hidden", 8}, {"heads", 4}, {"attention_dropout", 0.3}}}}},
+      {"data", {{"graph", graph}}},
+      {"training",
+       {{"learning_rate", 0.01}, {"clip_norm", 0}, {"label_smoothing", 0}, {"max_epochs", max_epochs}, {"patience", 0},
+        {"validate_every", 5}, {"log_every", 10}}}};
+  const std::string path = dir + "/graph-config.json";
+  std::ofstream(path) << c.dump(2);
+  return path;
+}
+
+std::vector<std::vector<std::string>> fields_of_lines(const std::string& text) {
+  std::vector<std::vector<std::string>> out;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    out.emplace_back();
+    for (std::string w; words >> w;) out.back().push_back(w);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("heed train (node classification), then heed predict: a class for every node", "[gat][cli]") {
+  TempDir dir("graph-cli");
+  const std::string graph = dir / "graph", model = dir / "model";
+  write_communities(graph);
+  const std::string config = write_graph_config(dir.path.string(), graph, 60);
+  Result r = run(kHeed + " --threads 1 train -c " + config + " -m " + model, dir / "train");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Matches("test accuracy [0-9.]+ %, validation accuracy [0-9.]+ % \\(kept epoch [0-9]+ of 60, "
+                                   "stopped by max_epochs; [0-9.]+ ms per training epoch\\)\n"));
+
+  r = run(kHeed + " --threads 1 predict -m " + model + " -o " + (dir / "labels.txt"), dir / "predict");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto predicted = fields_of_lines(slurp(dir / "labels.txt"));
+  const auto truth = fields_of_lines(slurp(graph + "/labels.txt"));
+  REQUIRE(predicted.size() == 200);
+  int agree = 0;
+  for (size_t i = 0; i < predicted.size(); ++i) {
+    REQUIRE(predicted[i].size() == 1);
+    agree += predicted[i][0] == truth[i][0];
+  }
+  CHECK(agree >= 180);  // the communities are learned (the test split alone reaches >= 95 %)
+
+  r = run(kHeed + " --threads 1 predict -m " + model + " --probabilities", dir / "probabilities");
+  REQUIRE(r.exit_code == 0);
+  const auto rows = fields_of_lines(r.out);
+  REQUIRE(rows.size() == 200);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    REQUIRE(rows[i].size() == 3);  // class, then one probability per class
+    const double p0 = std::stod(rows[i][1]), p1 = std::stod(rows[i][2]);
+    CHECK(p0 + p1 == Approx(1.0).margin(2e-6));
+    CHECK(rows[i][0] == (p1 > p0 ? "1" : "0"));
+    CHECK(rows[i][0] == predicted[i][0]);
+  }
+
+  // --resume continues the run to a larger limit
+  r = run(kHeed + " --threads 1 train --resume -m " + model + " --set training.max_epochs=70", dir / "resume");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains(" of 70, stopped by max_epochs"));
+}
+
+TEST_CASE("heed train and predict on graphs: bad input is one error line, nothing half written", "[gat][cli]") {
+  TempDir dir("graph-cli-errors");
+  const std::string graph = dir / "graph";
+  write_communities(graph);
+  const std::string config = write_graph_config(dir.path.string(), graph, 3);
+
+  write_text(std::filesystem::path(graph) / "edges.txt", "0 1\n1 200\n");
+  Result r = run(kHeed + " --threads 1 train -c " + config + " -m " + (dir / "model"), dir / "bad-edges");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err == "heed: error: " + graph + "/edges.txt:2: node id 200 out of range (the graph has 200 nodes, 0 … 199)\n");
+  for (const auto& e : std::filesystem::directory_iterator(dir / "model"))  // the run lock only
+    CHECK(e.path().filename() == "train.lock");
+
+  write_communities(graph);
+  r = run(kHeed + " --threads 1 train -c " + config + " -m " + (dir / "model") + " --set model.arch=transformer",
+          dir / "arch");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("task node-classification needs model.arch = gat (got transformer)"));
+
+  REQUIRE(run(kHeed + " --threads 1 train -c " + config + " -m " + (dir / "model"), dir / "train").exit_code == 0);
+  write_text(std::filesystem::path(graph) / "features.txt", "0 1 | 1\n");
+  r = run(kHeed + " --threads 1 predict -m " + (dir / "model") + " -o " + (dir / "labels.txt"), dir / "bad-features");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err == "heed: error: " + graph + "/features.txt:1: 2 feature columns but 1 values\n");
+  CHECK(!std::filesystem::exists(dir / "labels.txt"));
+
+  std::filesystem::create_directories(dir / "translation");
+  write_text(std::filesystem::path(dir / "translation") / "config.json", R"({"task": "translation"})");
+  r = run(kHeed + " predict -m " + (dir / "translation"), dir / "translation-model");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("holds a translation model; predict writes node classes (task node-classification); "
+                                    "use heed translate"));
+}
