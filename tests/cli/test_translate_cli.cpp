@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "memory_bound.hpp"
+#include "resource_bounds.hpp"
 #include "model_fixture.hpp"
 #include "util/atomic_file.hpp"
 
