@@ -51,13 +51,27 @@ struct GatConfig {
   bool operator==(const GatConfig&) const = default;
 };
 
+// Neural Turing Machine (Graves, Wayne & Danihelka 2014): a GRU controller with read and write
+// heads on an N × W memory. Defaults: the paper's copy-task memory (128 × 20), one head each.
+struct NtmConfig {
+  int emb_dim = 32;
+  int controller_hidden = 100;  // GRU controller size
+  int memory_rows = 128;        // N
+  int memory_width = 20;        // W
+  int read_heads = 1;
+  int write_heads = 1;
+  int shift_width = 1;          // location shifts −shift_width .. +shift_width
+  bool operator==(const NtmConfig&) const = default;
+};
+
 struct ModelConfig {
-  std::string arch = "gru-bahdanau";  // gru-bahdanau | transformer | gat
+  std::string arch = "gru-bahdanau";  // gru-bahdanau | transformer | ntm | gat
   float dropout = 0.1f;               // 0 <= dropout < 1
   bool share_embeddings = false;      // source embedding = target embedding (needs tokenizer.joint)
   GruConfig gru;                      // "model.gru.*"
   TransformerConfig transformer;      // "model.transformer.*"
   GatConfig gat;                      // "model.gat.*"
+  NtmConfig ntm;                      // "model.ntm.*"
   bool operator==(const ModelConfig&) const = default;
 };
 

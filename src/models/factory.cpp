@@ -4,6 +4,7 @@
 #include <map>
 
 #include "models/gru_bahdanau.hpp"
+#include "models/ntm.hpp"
 #include "models/transformer.hpp"
 #include "util/error.hpp"
 
@@ -18,6 +19,7 @@ const std::map<std::string, Arch>& registry() {
   static const std::map<std::string, Arch> archs{
       {"gru-bahdanau", {make_gru_bahdanau, gru_bahdanau_parameter_count}},
       {"transformer", {make_transformer, transformer_parameter_count}},
+      {"ntm", {make_ntm, ntm_parameter_count}},
   };
   return archs;
 }

@@ -1,6 +1,7 @@
 // Padding must not change a sentence's results: its encoder states, loss and parameter gradients
 // are the same (to float rounding) when it is translated alone and when it sits, padded, in a
-// batch with longer sentences — for every architecture. For the GRU this also proves that the
+// batch with longer sentences — for every architecture. The NTM carries its whole state (memory,
+// head weights, controller) unchanged over a sentence's padded source positions. For the GRU this also proves that the
 // right-to-left encoder starts at each sentence's own last token (</s>), not at the padding.
 #include <catch2/catch.hpp>
 
@@ -27,6 +28,11 @@ ModelConfig tiny(const std::string& arch) {
   c.transformer.ffn_dim = 24;
   c.transformer.enc_layers = 2;
   c.transformer.dec_layers = 2;
+  c.ntm.emb_dim = 6;
+  c.ntm.controller_hidden = 9;
+  c.ntm.memory_rows = 7;
+  c.ntm.memory_width = 5;
+  c.ntm.read_heads = 2;
   return c;
 }
 
@@ -99,3 +105,5 @@ TEST_CASE("GRU-Bahdanau results do not depend on padding", "[gru][padding]") { c
 TEST_CASE("Transformer results do not depend on padding", "[transformer][padding]") {
   check_padding_invariance("transformer");
 }
+
+TEST_CASE("NTM results do not depend on padding", "[ntm][padding]") { check_padding_invariance("ntm"); }
