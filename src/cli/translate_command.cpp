@@ -79,6 +79,8 @@ void run_translate(const TranslateArgs& args) {
     std::filesystem::create_directories(args.attention_map, ec);
     if (ec) throw Error("cannot create --attention-map directory " + args.attention_map + ": " + ec.message());
   }
+  if (args.alignment && bundle.model->memory_rows())
+    spdlog::warn("--alignment: the {} model reads memory rows, not source words: no alignments", bundle.model->arch());
   spdlog::info("translate: {} model, beam {}, length penalty {}, max length {} * source + {}", bundle.model->arch(),
                decoding.beam, decoding.length_penalty, decoding.max_length_ratio, decoding.max_length_offset);
 
@@ -134,14 +136,16 @@ void run_translate(const TranslateArgs& args) {
           text += one_line(t.text);
           if (args.scores) text += " ||| " + format_score(t.score);
         }
-        if (args.alignment)
+        if (args.alignment && !bundle.model->memory_rows())
           text += " ||| " + format_alignment(hard_alignment(source_tok, r.source_tokens, target_tok, t.tokens, t.attention));
         text += '\n';
       }
       if (!args.attention_map.empty() && has_attention && !r.source_tokens.empty()) {
         const Translation& best = r.nbest.front();
         write_file_atomic(args.attention_map + "/" + std::to_string(line_no) + ".svg",
-                          attention_svg(word_attention(source_tok, r.source_tokens, target_tok, best.tokens, best.attention)));
+                          attention_svg(bundle.model->memory_rows()
+                                            ? memory_attention(target_tok, best.tokens, best.attention, bundle.model->memory_rows())
+                                            : word_attention(source_tok, r.source_tokens, target_tok, best.tokens, best.attention)));
       }
     }
     output.write(text);

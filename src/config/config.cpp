@@ -296,6 +296,7 @@ FieldChange model_defining_change(const Config& trained, const Config& requested
   // The model's own section; the other architectures' sections do not define it.
   const std::string own = trained.model.arch == Arch::transformer ? "model.transformer."
                           : trained.model.arch == Arch::gat       ? "model.gat."
+                          : trained.model.arch == Arch::ntm       ? "model.ntm."
                                                                   : "model.gru.";
   auto is_dropout = [](const std::string& path) { return path.size() >= 7 && path.compare(path.size() - 7, 7, "dropout") == 0; };
   for (const auto& field : fields::all()) {

@@ -21,7 +21,7 @@
 namespace heed {
 
 // Fixed choices. Their JSON spellings are in the field table; name_of gives them back.
-enum class Arch { gru_bahdanau, transformer, gat };              // "gru-bahdanau", "transformer", "gat"
+enum class Arch { gru_bahdanau, transformer, ntm, gat };  // "gru-bahdanau", "transformer", "ntm", "gat"
 // What `heed train` learns: translation (a Seq2Seq model) or a graph task (gat).
 enum class Task { translation, node_classification, link_prediction };  // "node-classification", ...
 enum class ReadoutActivation { tanh, linear };
@@ -80,6 +80,19 @@ struct GatConfig {
   bool operator==(const GatConfig&) const = default;
 };
 
+// Neural Turing Machine (Graves, Wayne & Danihelka 2014): a GRU controller with read and write
+// heads on an N × W memory. Defaults: the paper's copy-task memory (128 × 20), one head each.
+struct NtmConfig {
+  int emb_dim = 32;
+  int controller_hidden = 100;  // GRU controller size
+  int memory_rows = 128;        // N
+  int memory_width = 20;        // W
+  int read_heads = 1;
+  int write_heads = 1;
+  int shift_width = 1;          // location shifts −shift_width .. +shift_width
+  bool operator==(const NtmConfig&) const = default;
+};
+
 struct ModelConfig {
   Arch arch = Arch::gru_bahdanau;
   float dropout = 0.1f;               // 0 <= dropout < 1
@@ -87,6 +100,7 @@ struct ModelConfig {
   GruConfig gru;                      // "model.gru.*"
   TransformerConfig transformer;      // "model.transformer.*"
   GatConfig gat;                      // "model.gat.*"
+  NtmConfig ntm;                      // "model.ntm.*"
   bool operator==(const ModelConfig&) const = default;
 };
 

@@ -134,7 +134,8 @@ struct Spelling {
   E value;
   const char* name;
 };
-constexpr Spelling<Arch> kArchs[] = {{Arch::gru_bahdanau, "gru-bahdanau"}, {Arch::transformer, "transformer"}, {Arch::gat, "gat"}};
+constexpr Spelling<Arch> kArchs[] = {{Arch::gru_bahdanau, "gru-bahdanau"}, {Arch::transformer, "transformer"},
+                                     {Arch::ntm, "ntm"}, {Arch::gat, "gat"}};
 constexpr Spelling<Task> kTasks[] = {{Task::translation, "translation"},
                                      {Task::node_classification, "node-classification"},
                                      {Task::link_prediction, "link-prediction"}};
@@ -252,7 +253,7 @@ const std::vector<Field>& table() {
       text("model_dir", HEED_AT(model_dir), "Model directory (checkpoints, tokenizer, config); the -m flag overrides it."),
       unsigned64("seed", HEED_AT(seed), "Random seed for parameter init, data order and dropout."),
 
-      choice("model.arch", HEED_AT(model.arch), kArchs, "Model architecture (gat: graph tasks)."),
+      choice("model.arch", HEED_AT(model.arch), kArchs, "Model architecture (gat: graph tasks; ntm: Neural Turing Machine)."),
       number("model.dropout", HEED_AT(model.dropout), fraction_below_one(), "Dropout probability."),
       boolean("model.share_embeddings", HEED_AT(model.share_embeddings), "Source and target share one embedding matrix (needs tokenizer.joint)."),
       integer("model.gru.emb_dim", HEED_AT(model.gru.emb_dim), at_least(1), "Embedding size."),
@@ -271,6 +272,13 @@ const std::vector<Field>& table() {
       integer("model.transformer.max_positions", HEED_AT(model.transformer.max_positions), at_least(1), "Longest sequence (tokens) the position encoding covers; more than data.max_length (a longest source and its </s>)."),
       boolean("model.transformer.pre_norm", HEED_AT(model.transformer.pre_norm), "Layer norm before each sublayer instead of after."),
       choice("model.transformer.activation", HEED_AT(model.transformer.activation), kFeedForwardActivations, "Feed-forward activation."),
+      integer("model.ntm.emb_dim", HEED_AT(model.ntm.emb_dim), at_least(1), "Token embedding size (the controller's input besides the previous reads)."),
+      integer("model.ntm.controller_hidden", HEED_AT(model.ntm.controller_hidden), at_least(1), "GRU controller size."),
+      integer("model.ntm.memory_rows", HEED_AT(model.ntm.memory_rows), at_least(1), "Memory rows N (locations)."),
+      integer("model.ntm.memory_width", HEED_AT(model.ntm.memory_width), at_least(1), "Memory row width W."),
+      integer("model.ntm.read_heads", HEED_AT(model.ntm.read_heads), at_least(1), "Read heads."),
+      integer("model.ntm.write_heads", HEED_AT(model.ntm.write_heads), at_least(1), "Write heads."),
+      integer("model.ntm.shift_width", HEED_AT(model.ntm.shift_width), at_least(0), "Location shifts of a head per step: -shift_width .. +shift_width."),
       integer("model.gat.layers", HEED_AT(model.gat.layers), at_least(1), "Attention layers: layers - 1 hidden ones (heads concatenated, then ELU) and one output layer (heads averaged)."),
       integer("model.gat.hidden", HEED_AT(model.gat.hidden), at_least(1), "Features per head of a hidden layer."),
       integer("model.gat.heads", HEED_AT(model.gat.heads), at_least(1), "Heads of a hidden layer."),
@@ -345,6 +353,7 @@ const std::vector<std::pair<std::string, std::string>>& sections() {
       {"model.gru", "GRU encoder-decoder with Bahdanau attention (model.arch = gru-bahdanau)."},
       {"model.transformer", "Transformer (model.arch = transformer)."},
       {"model.gat", "Graph attention network (model.arch = gat, for the graph tasks)."},
+      {"model.ntm", "Neural Turing Machine: a GRU controller with read and write heads on a memory (model.arch = ntm)."},
       {"data", "Training and validation data."},
       {"data.train", "Training corpus: source and target files, line-aligned."},
       {"data.dev", "Validation set."},

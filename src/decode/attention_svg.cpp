@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
 
 #include "decode/alignment.hpp"
 
@@ -61,6 +62,29 @@ AttentionMap word_attention(const Tokenizer& source, const std::vector<int32_t>&
     ++pieces_in_row[row[t]];
     for (size_t s = 0; s < column.size() && s < attention[t].size(); ++s)
       if (column[s] >= 0) map.weights[row[t]][column[s]] += attention[t][s];
+  }
+  for (size_t r = 0; r < map.weights.size(); ++r)
+    if (pieces_in_row[r] > 1)
+      for (float& w : map.weights[r]) w /= static_cast<float>(pieces_in_row[r]);
+  return map;
+}
+
+AttentionMap memory_attention(const Tokenizer& target, const std::vector<int32_t>& target_ids,
+                              const std::vector<std::vector<float>>& attention, int memory_rows) {
+  AttentionMap map;
+  for (int i = 0; i < memory_rows; ++i) map.source_labels.push_back(std::to_string(i));
+  map.target_labels = word_texts(target, target_ids);
+  const int target_words = static_cast<int>(map.target_labels.size());
+  map.target_labels.push_back("</s>");
+  std::vector<int> row = piece_words(target, target_ids);
+  row.push_back(target_words);  // </s>
+  map.weights.assign(map.target_labels.size(), std::vector<float>(memory_rows, 0.f));
+  std::vector<int> pieces_in_row(map.target_labels.size(), 0);
+  for (size_t t = 0; t < row.size() && t < attention.size(); ++t) {
+    if (row[t] < 0) continue;
+    ++pieces_in_row[row[t]];
+    for (int i = 0; i < memory_rows && i < static_cast<int>(attention[t].size()); ++i)
+      map.weights[row[t]][i] += attention[t][i];
   }
   for (size_t r = 0; r < map.weights.size(); ++r)
     if (pieces_in_row[r] > 1)

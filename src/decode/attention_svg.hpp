@@ -20,6 +20,11 @@ struct AttentionMap {
 AttentionMap word_attention(const Tokenizer& source, const std::vector<int32_t>& source_ids, const Tokenizer& target,
                             const std::vector<int32_t>& target_ids, const std::vector<std::vector<float>>& attention);
 
+// The same over memory rows (the NTM's read weights, `attention` rows of memory_rows values):
+// columns are the rows 0 .. memory_rows − 1.
+AttentionMap memory_attention(const Tokenizer& target, const std::vector<int32_t>& target_ids,
+                              const std::vector<std::vector<float>>& attention, int memory_rows);
+
 // A standalone SVG document; darker cells are larger weights (0..1), each with a tooltip.
 std::string attention_svg(const AttentionMap& map);
 

@@ -258,7 +258,9 @@ class Search {
     }
     std::reverse(h.tokens.begin(), h.tokens.end());
     std::reverse(producers.begin(), producers.end());
-    const int S = batch_.src_len, source_positions = batch_.src_lengths[b];
+    // Weights over the source: its real positions; over memory rows (ntm): every row.
+    const int memory = model_.memory_rows();
+    const int S = memory ? memory : batch_.src_len, source_positions = memory ? memory : batch_.src_lengths[b];
     for (const auto& [step, row] : producers) {
       const Tensor& a = attention_[step];
       if (!a.defined()) {

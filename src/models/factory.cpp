@@ -4,6 +4,7 @@
 #include <map>
 
 #include "models/gru_bahdanau.hpp"
+#include "models/ntm.hpp"
 #include "models/transformer.hpp"
 #include "util/error.hpp"
 
@@ -18,6 +19,7 @@ const Architecture& find(Arch arch) {
   static const std::map<Arch, Architecture> architectures{
       {Arch::gru_bahdanau, {make_gru_bahdanau, gru_bahdanau_parameter_count}},
       {Arch::transformer, {make_transformer, transformer_parameter_count}},
+      {Arch::ntm, {make_ntm, ntm_parameter_count}},
   };
   auto it = architectures.find(arch);
   if (it == architectures.end()) throw UsageError("model.arch: no model for '" + std::string(name_of(arch)) + "'");

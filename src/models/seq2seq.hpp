@@ -18,6 +18,9 @@ struct EncoderOutput {
   Var states;                        // [B, S, D_enc], the annotations the decoder attends to
   std::vector<int32_t> src_lengths;  // [B] real source positions (incl. </s>)
   int batch = 0, src_len = 0;
+  // A decoder that continues the encoder's recurrence (ntm) finds the state after each sentence's
+  // last source token here; the attention models leave it empty.
+  std::vector<Var> recurrent;
   Tensor pad_mask() const;           // [B, S]: 1 at padding, 0 at real tokens
 };
 
@@ -30,7 +33,7 @@ struct DecoderState {
 
 struct StepOutput {
   Tensor logits;     // [N, V], unnormalised: the search takes the log-softmax where it needs it
-  Tensor attention;  // [N, S]: weights over source positions (0 at padding)
+  Tensor attention;  // [N, S]: weights over source positions (0 at padding); [N, memory_rows()]
 };
 
 // Rows `rows` of t along its first axis (rows may repeat): what reorder() does to every tensor of
@@ -64,6 +67,9 @@ class Seq2Seq {
   // Encoder positions (tokens and </s>) encode() can take (0: no limit); translation cuts longer
   // inputs to fit.
   virtual int max_source_positions() const { return 0; }
+  // When not 0, StepOutput::attention and last_attention() weigh this many memory rows (the
+  // NTM's read weights) instead of the source positions.
+  virtual int memory_rows() const { return 0; }
   // While held (StepWeightsHold), start() shares one prepared copy of the step weights (packed
   // for the per-step products) instead of preparing it for every batch. The parameters must not
   // change while it is held. Models without such weights ignore it. Holds nest: only the

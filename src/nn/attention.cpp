@@ -63,13 +63,17 @@ Var attend(const DotProductScore& score, const DenseKeys& keys, const Var& value
   return matmul(normalise(scores, keys, options), values);
 }
 
-Var attend(const CosineScore& score, const DenseKeys& keys, const Var& values, const Options& options) {
+Var coefficients(const CosineScore& score, const DenseKeys& keys, const Options& options) {
   const int64_t B = score.keys.dim(0), S = score.keys.dim(1), D = score.keys.dim(2);
-  require(values.ndim() == 3 && values.dim(0) == B && values.dim(1) == S, "cosine score keys and values differ",
-          values);
   Var cosine = matmul(reshape(l2_normalize(score.query), {B, 1, D}), l2_normalize(score.keys), false, true);
   Var e = mul(reshape(cosine, {B, S}), reshape(score.strength, {B, 1}));
-  return weighted_sum_one_query(normalise(e, keys, options), values);
+  return normalise(e, keys, options);
+}
+
+Var attend(const CosineScore& score, const DenseKeys& keys, const Var& values, const Options& options) {
+  require(values.ndim() == 3 && values.dim(0) == score.keys.dim(0) && values.dim(1) == score.keys.dim(1),
+          "cosine score keys and values differ", values);
+  return weighted_sum_one_query(coefficients(score, keys, options), values);
 }
 
 Var attend(const GraphScore& score, const DenseKeys& keys, const Var& values, const Options& options) {

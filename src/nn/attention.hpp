@@ -83,4 +83,9 @@ Var attend(const CosineScore& score, const DenseKeys& keys, const Var& values, c
 Var attend(const GraphScore& score, const DenseKeys& keys, const Var& values, const Options& options = {});
 Var attend(const GraphScore& score, const NeighbourKeys& keys, const Var& values, const Options& options = {});
 
+// The coefficients α of attend(CosineScore) as a Var [B, S] (after dropout, before the weighted
+// sum): the NTM's content weights, which its location addressing transforms before a read or a
+// write uses them.
+Var coefficients(const CosineScore& score, const DenseKeys& keys, const Options& options = {});
+
 }  // namespace heed::attention

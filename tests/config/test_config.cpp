@@ -188,7 +188,7 @@ TEST_CASE("an out-of-range value names the path, the value and what is allowed")
   CHECK(error_for({{"tokenizer", {{"character_coverage", 0}}}}) ==
         "test.json: tokenizer.character_coverage: got 0, expected a number > 0 and <= 1");
   CHECK(error_for({{"model", {{"arch", "rnn"}}}}) ==
-        "test.json: model.arch: got \"rnn\", expected one of \"gru-bahdanau\", \"transformer\", \"gat\"");
+        "test.json: model.arch: got \"rnn\", expected one of \"gru-bahdanau\", \"transformer\", \"ntm\", \"gat\"");
   CHECK(error_for({{"training", {{"schedule", "step"}}}}) ==
         "test.json: training.schedule: got \"step\", expected one of \"constant\", \"inverse-sqrt\", \"linear\", \"cosine\"");
   CHECK(error_for({{"training", {{"max_steps", 3000000000LL}}}}) ==

@@ -30,10 +30,12 @@ inline float max_diff(const float* a, const float* b, int64_t n) {
 }
 
 // Eval mode: step t fed tgt_in[:, t] gives the logits forward()[:, t] (≤ 1e-4) and the attention
-// row last_attention()[:, t] (≤ 1e-5, exactly 0 at source pads).
+// row last_attention()[:, t] (≤ 1e-5, exactly 0 at source pads; over memory rows for a model that
+// has them).
 inline void steps_match_forward(Seq2Seq& model, const Batch& batch) {
   model.set_training(false);
-  const int B = batch.size, T = batch.tgt_len, S = batch.src_len, V = model.target_vocab();
+  const int B = batch.size, T = batch.tgt_len, V = model.target_vocab();
+  const int S = model.memory_rows() ? model.memory_rows() : batch.src_len;
   Tensor expected, expected_attention;
   {
     NoGradGuard no_grad;
@@ -53,7 +55,8 @@ inline void steps_match_forward(Seq2Seq& model, const Batch& batch) {
       worst_logit = std::max(worst_logit, max_diff(out.logits.data() + b * V, expected.data() + (b * T + t) * V, V));
       worst_attention = std::max(
           worst_attention, max_diff(out.attention.data() + b * S, expected_attention.data() + (b * T + t) * S, S));
-      for (int j = batch.src_lengths[b]; j < S; ++j) CHECK(out.attention.data()[b * S + j] == 0.f);
+      if (!model.memory_rows())
+        for (int j = batch.src_lengths[b]; j < S; ++j) CHECK(out.attention.data()[b * S + j] == 0.f);
     }
   }
   INFO("max |step − forward|: logits " << worst_logit << ", attention " << worst_attention);
@@ -96,10 +99,12 @@ inline void reorder_follows_rows(Seq2Seq& model, const Batch& batch) {
     StepOutput want = model.step(*ref_state, prev);
     REQUIRE(got.logits.shape() == Shape{4, V});
     CHECK(max_diff(got.logits.data(), want.logits.data(), 4 * V) <= 1e-4f);
-    // The reordered batch pads its sources differently: compare the real positions.
+    // The reordered batch pads its sources differently: compare the real positions (or all the
+    // memory rows).
+    const int memory = model.memory_rows();
     for (int i = 0; i < 4; ++i)
-      CHECK(max_diff(got.attention.data() + i * batch.src_len, want.attention.data() + i * reordered.src_len,
-                     batch.src_lengths[rows[i]]) <= 1e-5f);
+      CHECK(max_diff(got.attention.data() + i * got.attention.dim(1), want.attention.data() + i * want.attention.dim(1),
+                     memory ? memory : batch.src_lengths[rows[i]]) <= 1e-5f);
     CHECK(max_diff(got.logits.data(), got.logits.data() + 2 * V, V) == 0.f);
     CHECK(max_diff(got.logits.data(), got.logits.data() + 3 * V, V) == 0.f);
   }

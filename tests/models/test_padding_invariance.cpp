@@ -1,6 +1,7 @@
 // Padding must not change a sentence's results: its encoder states, loss and parameter gradients
 // are the same (to float rounding) when it is translated alone and when it sits, padded, in a
-// batch with longer sentences — for every architecture. For the GRU this also proves that the
+// batch with longer sentences — for every architecture. The NTM carries its whole state (memory,
+// head weights, controller) unchanged over a sentence's padded source positions. For the GRU this also proves that the
 // right-to-left encoder starts at each sentence's own last token (</s>), not at the padding.
 #include <catch2/catch.hpp>
 
@@ -84,3 +85,5 @@ TEST_CASE("GRU-Bahdanau results do not depend on padding", "[gru][padding]") { c
 TEST_CASE("Transformer results do not depend on padding", "[transformer][padding]") {
   check_padding_invariance(Arch::transformer);
 }
+
+TEST_CASE("NTM results do not depend on padding", "[ntm][padding]") { check_padding_invariance(Arch::ntm); }

@@ -1,0 +1,72 @@
+// The Neural Turing Machine (models/ntm.cpp): finite-difference gradients of every parameter of a
+// whole model on odd sizes (one read and one write head; two read heads with more shifts than a
+// 3-row memory has rows), its closed-form parameter count, and the decoder checks every
+// architecture passes (step_checks.hpp): step == forward with teacher forcing, reorder() equal to
+// recomputing the reordered batch, held step weights. Padding invariance: test_padding_invariance.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+
+#include "model_gradcheck.hpp"
+#include "models/ntm.hpp"
+#include "step_checks.hpp"
+
+using namespace heed;
+
+namespace {
+ModelConfig tiny(int rows, int read_heads, int write_heads, int shift_width) {
+  ModelConfig c;
+  c.arch = Arch::ntm;
+  c.dropout = 0;
+  c.ntm.emb_dim = 3;
+  c.ntm.controller_hidden = 5;
+  c.ntm.memory_rows = rows;
+  c.ntm.memory_width = 3;
+  c.ntm.read_heads = read_heads;
+  c.ntm.write_heads = write_heads;
+  c.ntm.shift_width = shift_width;
+  return c;
+}
+
+void check_ntm(const ModelConfig& c) {
+  const int V = 7;  // few parameters: every one is perturbed four times
+  auto model = make_ntm(c, V, V, 3);
+  Batch batch = make_batch({{4, 5, 6, 4}, {6}}, {{5, 4, 6}, {4}});
+  const double worst = gradcheck::check_model_gradients(*model, batch);
+  std::printf("ntm gradcheck (N %d, R %d, W %d, shift %d): max scaled error %.2e\n", c.ntm.memory_rows,
+              c.ntm.read_heads, c.ntm.write_heads, c.ntm.shift_width, worst);
+}
+}  // namespace
+
+TEST_CASE("NTM gradients match finite differences", "[ntm][gradcheck]") {
+  SECTION("7 rows, one read and one write head, shifts ±1") { check_ntm(tiny(7, 1, 1, 1)); }
+  SECTION("3 rows, two read heads, two write heads, shifts ±2 (wrapping)") { check_ntm(tiny(3, 2, 2, 2)); }
+}
+
+TEST_CASE("NTM parameter count matches its closed form", "[ntm]") {
+  for (const ModelConfig& c : {tiny(7, 1, 1, 1), tiny(3, 2, 2, 2)}) {
+    auto model = make_ntm(c, 13, 17, 1);
+    CHECK(model->parameters().count() == ntm_parameter_count(c, 13, 17));
+  }
+  ModelConfig shared = tiny(5, 1, 1, 1);
+  shared.share_embeddings = true;
+  CHECK(make_ntm(shared, 13, 13, 1)->parameters().count() == ntm_parameter_count(shared, 13, 13));
+}
+
+TEST_CASE("NTM step-by-step decoding equals the teacher-forced forward pass", "[ntm][step]") {
+  ModelConfig c = tiny(9, 2, 1, 1);
+  c.ntm.controller_hidden = 12;
+  auto model = make_ntm(c, 29, 29, 3);
+  REQUIRE(model->memory_rows() == 9);
+  step_checks::steps_match_forward(*model, step_checks::test_batch());
+}
+
+TEST_CASE("NTM reorder moves memory, head weights and controller with the beams", "[ntm][step]") {
+  auto model = make_ntm(tiny(9, 1, 1, 1), 29, 29, 5);
+  step_checks::reorder_follows_rows(*model, step_checks::test_batch());
+}
+
+TEST_CASE("NTM decoding with held step weights equals weights prepared per batch", "[ntm][step]") {
+  auto model = make_ntm(tiny(9, 1, 1, 1), 29, 29, 6);
+  step_checks::held_weights_match(*model, step_checks::test_batch());
+}
