@@ -3,9 +3,9 @@
 // input lines, until the requests or the time run out. Prints one JSON object: requests, errors,
 // answers that differ from the expected lines, seconds, sentences/s, latency percentiles, and
 // the client's own CPU time, which competes with the server's on a small machine.
-#include <CLI/CLI.hpp>
 #include <httplib.h>
 #include <sys/resource.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <atomic>

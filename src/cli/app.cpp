@@ -85,13 +85,14 @@ std::string parse_error_message(CLI::App& app, const CLI::ParseError& e) {
     if (node->get_require_subcommand_min() > 0) return "unknown subcommand '" + arg + "'" + see;
     return "unexpected argument '" + arg + "'" + see;
   }
-  if (node->get_require_subcommand_min() > 0 && node->get_subcommands().empty())
-    return "missing subcommand" + see;
+  if (node->get_require_subcommand_min() > 0 && node->get_subcommands().empty()) return "missing subcommand" + see;
   return e.what() + see;
 }
 
 int run_command(int argc, char** argv) {
-  CLI::App app{"heed: train attention models (translation, graph attention networks), translate, predict, score with BLEU", "heed"};
+  CLI::App app{
+      "heed: train attention models (translation, graph attention networks), translate, predict, score with BLEU",
+      "heed"};
   app.set_version_flag("--version", std::string("heed ") + HEED_VERSION);
   app.require_subcommand(1);
   app.fallthrough();

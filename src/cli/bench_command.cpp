@@ -31,8 +31,8 @@ void run_bench(const BenchOptions& opt) {
   std::vector<MatmulShape> shapes;
   for (const auto& s : opt.shapes) shapes.push_back(parse_matmul_shape(s));
   print_load();
-  std::printf("threads: %d, %d timed loops of >= %.2f s each, median GFLOP/s (M x K x N)\n", num_threads(),
-              opt.loops, opt.loop_seconds);
+  std::printf("threads: %d, %d timed loops of >= %.2f s each, median GFLOP/s (M x K x N)\n", num_threads(), opt.loops,
+              opt.loop_seconds);
   std::printf("%-36s %10s %10s %7s\n", "case", "heed", "oneDNN", "ratio");
   bench_matmul_ops(shapes, opt.loops, opt.loop_seconds, [](const OpBenchResult& r) {
     std::printf("%-36s %10.1f %10.1f %7.3f\n", r.name.c_str(), r.heed_gflops, r.onednn_gflops,

@@ -181,7 +181,8 @@ void run_bleu(const BleuCommandOptions& o) {
       if (m == "bleu") {
         metrics::BleuStats s = bleu_scorer.stats(hyps[i], segment_refs);
         bleu_total += s;
-        if (o.sentence) segment_results.push_back(bleu_result(metrics::bleu_from_stats(s, bleu_options), bleu_options, num_refs));
+        if (o.sentence)
+          segment_results.push_back(bleu_result(metrics::bleu_from_stats(s, bleu_options), bleu_options, num_refs));
       } else if (m == "chrf") {
         metrics::ChrfStats s = chrf_scorer.stats(hyps[i], segment_refs);
         chrf_total += s;
@@ -198,9 +199,12 @@ void run_bleu(const BleuCommandOptions& o) {
 
   std::vector<MetricResult> results;
   for (const auto& m : order) {
-    if (m == "bleu") results.push_back(bleu_result(metrics::bleu_from_stats(bleu_total, bleu_options), bleu_options, num_refs));
-    else if (m == "chrf") results.push_back(chrf_result(chrf_total, chrf_options, num_refs));
-    else results.push_back(ter_result(ter_total, num_refs));
+    if (m == "bleu")
+      results.push_back(bleu_result(metrics::bleu_from_stats(bleu_total, bleu_options), bleu_options, num_refs));
+    else if (m == "chrf")
+      results.push_back(chrf_result(chrf_total, chrf_options, num_refs));
+    else
+      results.push_back(ter_result(ter_total, num_refs));
   }
   emit(results, false);
 }
@@ -209,17 +213,20 @@ void run_bleu(const BleuCommandOptions& o) {
 
 void add_bleu_command(CLI::App& app, Registry& registry) {
   auto o = std::make_shared<BleuCommandOptions>();
-  auto* cmd = app.add_subcommand("bleu", "score a hypothesis file against references (sacreBLEU-compatible BLEU, chrF, TER)");
+  auto* cmd =
+      app.add_subcommand("bleu", "score a hypothesis file against references (sacreBLEU-compatible BLEU, chrF, TER)");
   cmd->add_option("references", o->references, "reference file(s), one segment a line")->required();
   cmd->add_option("-i,--input", o->input, "hypothesis file (default: standard input)");
   cmd->add_option("-m,--metrics", o->metric_names, "metrics to compute: bleu, chrf, ter (default: bleu)");
   cmd->add_option("--tokenize", o->tokenize, "BLEU tokenizer: 13a, intl, zh, char, none")->capture_default_str();
   cmd->add_flag("--lowercase", o->lowercase, "case-insensitive BLEU");
-  cmd->add_option("-s,--smooth-method", o->smooth_method, "BLEU smoothing: exp, floor, add-k, none")->capture_default_str();
+  cmd->add_option("-s,--smooth-method", o->smooth_method, "BLEU smoothing: exp, floor, add-k, none")
+      ->capture_default_str();
   cmd->add_option("--smooth-value", o->smooth_value, "value for floor (default 0.1) or add-k (default 1)");
   cmd->add_flag("--effective-order", o->effective_order, "BLEU over the n-gram orders the hypothesis has");
   cmd->add_option("--chrf-char-order", o->chrf_char_order, "chrF character n-gram order (1-6)")->capture_default_str();
-  cmd->add_option("--chrf-word-order", o->chrf_word_order, "chrF word n-gram order (2 = chrF++)")->capture_default_str();
+  cmd->add_option("--chrf-word-order", o->chrf_word_order, "chrF word n-gram order (2 = chrF++)")
+      ->capture_default_str();
   cmd->add_option("--chrf-beta", o->chrf_beta, "chrF recall weight")->capture_default_str();
   cmd->add_flag("--sentence,--sentence-level", o->sentence, "one score per line instead of the corpus score");
   cmd->add_flag("-b,--score-only", o->score_only, "print only the score (text format)");

@@ -20,18 +20,22 @@ void add_config_command(CLI::App& app, Registry& registry) {
     std::vector<std::string> overrides;
   };
   auto opts = std::make_shared<ShowOptions>();
-  auto* show = config->add_subcommand("show", "print the effective config as JSON (defaults filled in, overrides applied)");
+  auto* show =
+      config->add_subcommand("show", "print the effective config as JSON (defaults filled in, overrides applied)");
   auto* config_opt = show->add_option("-c,--config", opts->config_path, "config file (default: built-in defaults)");
-  show->add_option("-m,--model", opts->model_dir, "show the config stored in this model directory")->excludes(config_opt);
-  show->add_option("--set", opts->overrides, "override a field: KEY=VALUE, e.g. training.learning_rate=0.0005 (repeatable)")
+  show->add_option("-m,--model", opts->model_dir, "show the config stored in this model directory")
+      ->excludes(config_opt);
+  show->add_option("--set", opts->overrides,
+                   "override a field: KEY=VALUE, e.g. training.learning_rate=0.0005 (repeatable)")
       ->allow_extra_args(false);
   registry.on_run(show, [opts] {
-    spdlog::debug("effective config from {} with {} override(s)",
-                  opts->model_dir.empty() ? (opts->config_path.empty() ? "defaults" : opts->config_path) : opts->model_dir,
-                  opts->overrides.size());
-    Config config = opts->model_dir.empty()
-                        ? load_config(opts->config_path, opts->overrides)
-                        : with_overrides(load_model_config(opts->model_dir), opts->overrides, opts->model_dir + "/config.json");
+    spdlog::debug(
+        "effective config from {} with {} override(s)",
+        opts->model_dir.empty() ? (opts->config_path.empty() ? "defaults" : opts->config_path) : opts->model_dir,
+        opts->overrides.size());
+    Config config = opts->model_dir.empty() ? load_config(opts->config_path, opts->overrides)
+                                            : with_overrides(load_model_config(opts->model_dir), opts->overrides,
+                                                             opts->model_dir + "/config.json");
     print(to_json(config).dump(2) + "\n");
   });
 

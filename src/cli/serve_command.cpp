@@ -21,8 +21,8 @@ namespace {
 
 struct ServeArgs {
   std::string model_dir, host = "127.0.0.1", precision = "fp32";
-  int port = 8080, max_batch_tokens = 0, max_wait_ms = 10, max_sentences = 256, max_sentence_length = 0,
-      max_beam = 16, timeout_ms = 30000, io_threads = 64;
+  int port = 8080, max_batch_tokens = 0, max_wait_ms = 10, max_sentences = 256, max_sentence_length = 0, max_beam = 16,
+      timeout_ms = 30000, io_threads = 64;
   size_t max_request_bytes = 1 << 20;
   CLI::Option *batch_tokens_opt = nullptr, *sentence_length_opt = nullptr;
 };
@@ -47,9 +47,9 @@ void run_serve(const ServeArgs& args) {
   serve::ServeOptions options;
   serve::ServiceOptions& service = options.service;
   service.workers = num_threads();
-  service.batching.max_batch_tokens =
-      args.batch_tokens_opt->count() ? args.max_batch_tokens
-                                     : (config.decoding.batch_tokens > 0 ? config.decoding.batch_tokens : 2048);
+  service.batching.max_batch_tokens = args.batch_tokens_opt->count()
+                                          ? args.max_batch_tokens
+                                          : (config.decoding.batch_tokens > 0 ? config.decoding.batch_tokens : 2048);
   service.batching.max_wait = std::chrono::milliseconds(args.max_wait_ms);
   service.max_sentence_tokens = args.sentence_length_opt->count() ? args.max_sentence_length : config.data.max_length;
   serve::HttpOptions& http = options.http;
@@ -70,8 +70,9 @@ void run_serve(const ServeArgs& args) {
   serve::run_server(
       *bundle.model, bundle.tokenizers, defaults, options,
       [&](int port) {
-        const std::string url = "http://" + (args.host.find(':') != std::string::npos ? "[" + args.host + "]" : args.host) +
-                                ":" + std::to_string(port) + "/";
+        const std::string url = "http://" +
+                                (args.host.find(':') != std::string::npos ? "[" + args.host + "]" : args.host) + ":" +
+                                std::to_string(port) + "/";
         // The address on standard output (scripts read it, e.g. with --port 0), the rest in the log.
         std::printf("%s\n", url.c_str());
         std::fflush(stdout);

@@ -180,13 +180,15 @@ void add_tokenizer_command(CLI::App& app, Registry& registry) {
   auto* train = tokenizer->add_subcommand("train", "learn a BPE tokenizer from text files (one sentence a line)");
   train->add_option("--vocab-size", train_args->vocab_size, "vocabulary size, including 4 specials and 256 bytes")
       ->capture_default_str();
-  train->add_option("--character-coverage", train_args->character_coverage,
-                    "share of character occurrences kept in the alphabet; rarer characters become byte tokens")
+  train
+      ->add_option("--character-coverage", train_args->character_coverage,
+                   "share of character occurrences kept in the alphabet; rarer characters become byte tokens")
       ->capture_default_str();
   train->add_flag("--no-split-by-script", train_args->no_split_by_script,
                   "let learned pieces mix scripts, and letters with digits and punctuation");
-  train->add_option("--max-piece-length", train_args->max_piece_length,
-                    "longest learned piece in characters, the leading word marker included")
+  train
+      ->add_option("--max-piece-length", train_args->max_piece_length,
+                   "longest learned piece in characters, the leading word marker included")
       ->capture_default_str()
       ->check(whole_number(2, 1 << 20));
   train->add_option("-o,--output", train_args->output, "tokenizer.json to write")->required();

@@ -12,7 +12,8 @@
 namespace heed::cli {
 
 void add_train_command(CLI::App& app, Registry& registry) {
-  auto* cmd = app.add_subcommand("train", "train a model: translation on parallel text, or a graph task (see configs/ for examples)");
+  auto* cmd = app.add_subcommand(
+      "train", "train a model: translation on parallel text, or a graph task (see configs/ for examples)");
   struct Args {
     std::string config, model_dir;
     std::vector<std::string> overrides;
@@ -20,7 +21,8 @@ void add_train_command(CLI::App& app, Registry& registry) {
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("-c,--config", args->config, "JSON config file (with --resume: defaults to MODEL_DIR/config.json)");
-  cmd->add_option("-m,--model-dir", args->model_dir, "model directory to create or resume (else the config's model_dir)");
+  cmd->add_option("-m,--model-dir", args->model_dir,
+                  "model directory to create or resume (else the config's model_dir)");
   cmd->add_option("--set", args->overrides, "override a config field: section.key=value (repeatable)");
   args->training_flags = std::make_unique<ConfigFlags>(*cmd, std::vector<std::string>{"training.resume"});
   registry.on_run(cmd, [args] {

@@ -90,10 +90,10 @@ void run_translate(const TranslateArgs& args) {
   Output output(args.output);
   size_t sentences = 0, output_tokens = 0, truncated = 0;
   const int input_limit = input_token_limit(*bundle.model, max_input_length);
-  const std::string limited_by =
-      input_limit >= max_input_length ? "data.max_length; see --max-input-length"
-      : input_limit == bundle.model->max_source_positions() - 1 ? "the model's max_positions, with </s>"
-                                                                : "heed's limit for one line";
+  const std::string limited_by = input_limit >= max_input_length ? "data.max_length; see --max-input-length"
+                                 : input_limit == bundle.model->max_source_positions() - 1
+                                     ? "the model's max_positions, with </s>"
+                                     : "heed's limit for one line";
   bool warned_no_attention = false;
   double seconds = 0;
   // Step weights are prepared once for the whole input, as part of loading, not per chunk.
@@ -108,7 +108,8 @@ void run_translate(const TranslateArgs& args) {
     if (lines.empty()) break;
 
     const auto start = std::chrono::steady_clock::now();
-    const auto results = translate_lines(*bundle.model, bundle.tokenizers, lines, decoding, max_input_length, keep_attention);
+    const auto results =
+        translate_lines(*bundle.model, bundle.tokenizers, lines, decoding, max_input_length, keep_attention);
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     std::string text;
@@ -137,15 +138,17 @@ void run_translate(const TranslateArgs& args) {
           if (args.scores) text += " ||| " + format_score(t.score);
         }
         if (args.alignment && !bundle.model->memory_rows())
-          text += " ||| " + format_alignment(hard_alignment(source_tok, r.source_tokens, target_tok, t.tokens, t.attention));
+          text += " ||| " +
+                  format_alignment(hard_alignment(source_tok, r.source_tokens, target_tok, t.tokens, t.attention));
         text += '\n';
       }
       if (!args.attention_map.empty() && has_attention && !r.source_tokens.empty()) {
         const Translation& best = r.nbest.front();
-        write_file_atomic(args.attention_map + "/" + std::to_string(line_no) + ".svg",
-                          attention_svg(bundle.model->memory_rows()
-                                            ? memory_attention(target_tok, best.tokens, best.attention, bundle.model->memory_rows())
-                                            : word_attention(source_tok, r.source_tokens, target_tok, best.tokens, best.attention)));
+        write_file_atomic(
+            args.attention_map + "/" + std::to_string(line_no) + ".svg",
+            attention_svg(bundle.model->memory_rows()
+                              ? memory_attention(target_tok, best.tokens, best.attention, bundle.model->memory_rows())
+                              : word_attention(source_tok, r.source_tokens, target_tok, best.tokens, best.attention)));
       }
     }
     output.write(text);
@@ -170,8 +173,8 @@ void add_translate_command(CLI::App& app, Registry& registry) {
   sub->add_option("-i,--input", args->input, "input text, one sentence a line (default: standard input)");
   sub->add_option("-o,--output", args->output, "output file, written atomically (default: standard output)");
   sub->add_option("--set", args->overrides, "override a decoding field: decoding.KEY=VALUE (repeatable)");
-  args->decoding_flags = std::make_unique<ConfigFlags>(
-      *sub, ConfigFlags::section_fields("decoding", {"decoding.validation_beam"}));
+  args->decoding_flags =
+      std::make_unique<ConfigFlags>(*sub, ConfigFlags::section_fields("decoding", {"decoding.validation_beam"}));
   sub->add_flag("--scores", args->scores, "append ' ||| score' (log-probability / length^alpha) to each translation");
   sub->add_flag("--alignment", args->alignment,
                 "append ' ||| ' and word alignments 's-t' from the attention weights (0-based word indices)");

@@ -8,8 +8,8 @@
 #include "config/suggest.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
-#include "util/utf8.hpp"
 #include "util/text_lines.hpp"
+#include "util/utf8.hpp"
 
 namespace heed {
 namespace {
@@ -69,8 +69,8 @@ void check_relations(const Config& c, const std::string& origin) {
   auto fail = [&](const std::string& message) { throw UsageError(origin + ": " + message); };
   const auto& t = c.model.transformer;
   if (t.d_model % t.heads != 0)
-    fail("model.transformer.d_model (" + std::to_string(t.d_model) + ") must be a multiple of model.transformer.heads (" +
-         std::to_string(t.heads) + ")");
+    fail("model.transformer.d_model (" + std::to_string(t.d_model) +
+         ") must be a multiple of model.transformer.heads (" + std::to_string(t.heads) + ")");
   // A source of data.max_length tokens (translate cuts to it) plus its </s> must fit the
   // position table, or a dev or input line that long stops the run.
   if (c.model.arch == Arch::transformer && t.max_positions <= c.data.max_length)
@@ -85,8 +85,7 @@ void check_relations(const Config& c, const std::string& origin) {
   if (c.data.train_src.size() != c.data.train_tgt.size())
     fail("data.train.src has " + std::to_string(c.data.train_src.size()) + " file(s) but data.train.tgt has " +
          std::to_string(c.data.train_tgt.size()) + "; they must pair up");
-  if (c.data.dev_src.empty() != c.data.dev_tgt.empty())
-    fail("data.dev.src and data.dev.tgt must be given together");
+  if (c.data.dev_src.empty() != c.data.dev_tgt.empty()) fail("data.dev.src and data.dev.tgt must be given together");
   if (c.data.max_length_ratio != 0 && c.data.max_length_ratio < 1)
     fail("data.max_length_ratio: got " + json(c.data.max_length_ratio).dump() + ", expected 0 (off) or a number >= 1");
   if (c.training.schedule == ScheduleKind::inverse_sqrt && c.training.warmup_steps < 1)
@@ -103,12 +102,13 @@ void check_relations(const Config& c, const std::string& origin) {
     fail("training.min_learning_rate must not exceed training.learning_rate");
   const bool graph_task = c.task != Task::translation;
   if (graph_task && c.model.arch != Arch::gat)
-    fail("task " + std::string(name_of(c.task)) + " needs model.arch = gat (got " + std::string(name_of(c.model.arch)) + ")");
+    fail("task " + std::string(name_of(c.task)) + " needs model.arch = gat (got " + std::string(name_of(c.model.arch)) +
+         ")");
   if (!graph_task && c.model.arch == Arch::gat)
     fail("model.arch gat is a graph model: set task to node-classification or link-prediction");
   if (c.data.val_edges + c.data.test_edges >= 1)
-    fail("data.val_edges + data.test_edges must leave edges for training (got " + short_number(c.data.val_edges) + " + " +
-         short_number(c.data.test_edges) + ")");
+    fail("data.val_edges + data.test_edges must leave edges for training (got " + short_number(c.data.val_edges) +
+         " + " + short_number(c.data.test_edges) + ")");
 }
 
 // Parses JSON text, naming file, line and column on a syntax error and rejecting duplicate keys
@@ -283,12 +283,13 @@ Config with_overrides(const Config& base, const std::vector<std::string>& overri
   return config_from_json(j, origin);
 }
 
-void save_config(const Config& config, const std::string& path) { write_file_atomic(path, to_json(config).dump(2) + "\n"); }
+void save_config(const Config& config, const std::string& path) {
+  write_file_atomic(path, to_json(config).dump(2) + "\n");
+}
 
 Config load_model_config(const std::string& model_dir) {
   std::string path = (std::filesystem::path(model_dir) / "config.json").string();
-  if (!std::filesystem::exists(path))
-    throw UsageError(model_dir + " is not a heed model directory (no config.json)");
+  if (!std::filesystem::exists(path)) throw UsageError(model_dir + " is not a heed model directory (no config.json)");
   return config_from_json(parse_text(read_file(path), path), path);
 }
 
@@ -298,7 +299,9 @@ FieldChange model_defining_change(const Config& trained, const Config& requested
                           : trained.model.arch == Arch::gat       ? "model.gat."
                           : trained.model.arch == Arch::ntm       ? "model.ntm."
                                                                   : "model.gru.";
-  auto is_dropout = [](const std::string& path) { return path.size() >= 7 && path.compare(path.size() - 7, 7, "dropout") == 0; };
+  auto is_dropout = [](const std::string& path) {
+    return path.size() >= 7 && path.compare(path.size() - 7, 7, "dropout") == 0;
+  };
   for (const auto& field : fields::all()) {
     const std::string& path = field.path;
     const bool model_field = path.rfind("model.", 0) == 0 && !is_dropout(path) &&
@@ -327,7 +330,9 @@ json config_schema() {
       section = field.path.substr(0, dot);
       json& child = (*node)["properties"][field.path.substr(start, dot - start)];
       if (child.is_null())
-        child = {{"type", "object"}, {"description", fields::section_doc(section)}, {"additionalProperties", false},
+        child = {{"type", "object"},
+                 {"description", fields::section_doc(section)},
+                 {"additionalProperties", false},
                  {"properties", json::object()}};
       node = &child;
     }

@@ -26,14 +26,14 @@ enum class Arch { gru_bahdanau, transformer, ntm, gat };  // "gru-bahdanau", "tr
 enum class Task { translation, node_classification, link_prediction };  // "node-classification", ...
 enum class ReadoutActivation { tanh, linear };
 enum class FeedForwardActivation { relu, gelu };
-enum class OptimizerKind { adam, adamw };                        // adamw: decoupled weight decay
+enum class OptimizerKind { adam, adamw };  // adamw: decoupled weight decay
 enum class ScheduleKind { constant, inverse_sqrt, linear, cosine };
 // What training.batch_tokens counts:
 //   padded: the padded size max(B*S, B*T) of the batch (what the model computes on);
 //   target: its target labels incl. </s>, Σ (m_i + 1), no padding (the PyTorch reference's
 //           --batch-tokens, so the two can be compared on equal batches).
 enum class BatchUnit { padded, target };
-enum class ValidationMetric { bleu, cross_entropy };             // "bleu", "cross-entropy"
+enum class ValidationMetric { bleu, cross_entropy };  // "bleu", "cross-entropy"
 
 std::string_view name_of(Arch value);
 std::string_view name_of(Task value);
@@ -52,7 +52,7 @@ struct GruConfig {
   int attn_dim = 512;
   int readout_dim = 256;
   ReadoutActivation readout_act = ReadoutActivation::tanh;
-  bool tie_output = false;           // output projection = target embedding (readout_dim == emb_dim)
+  bool tie_output = false;  // output projection = target embedding (readout_dim == emb_dim)
   bool operator==(const GruConfig&) const = default;
 };
 
@@ -89,18 +89,18 @@ struct NtmConfig {
   int memory_width = 20;        // W
   int read_heads = 1;
   int write_heads = 1;
-  int shift_width = 1;          // location shifts −shift_width .. +shift_width
+  int shift_width = 1;  // location shifts −shift_width .. +shift_width
   bool operator==(const NtmConfig&) const = default;
 };
 
 struct ModelConfig {
   Arch arch = Arch::gru_bahdanau;
-  float dropout = 0.1f;               // 0 <= dropout < 1
-  bool share_embeddings = false;      // source embedding = target embedding (needs tokenizer.joint)
-  GruConfig gru;                      // "model.gru.*"
-  TransformerConfig transformer;      // "model.transformer.*"
-  GatConfig gat;                      // "model.gat.*"
-  NtmConfig ntm;                      // "model.ntm.*"
+  float dropout = 0.1f;           // 0 <= dropout < 1
+  bool share_embeddings = false;  // source embedding = target embedding (needs tokenizer.joint)
+  GruConfig gru;                  // "model.gru.*"
+  TransformerConfig transformer;  // "model.transformer.*"
+  GatConfig gat;                  // "model.gat.*"
+  NtmConfig ntm;                  // "model.ntm.*"
   bool operator==(const ModelConfig&) const = default;
 };
 
@@ -144,8 +144,8 @@ struct TrainingConfig {
   int batch_tokens = 2000;
   BatchUnit batch_unit = BatchUnit::padded;
   int accumulate = 1;
-  int max_epochs = 0;  // 0 = no limit
-  int max_steps = 0;   // 0 = no limit
+  int max_epochs = 0;   // 0 = no limit
+  int max_steps = 0;    // 0 = no limit
   double max_time = 0;  // seconds, 0 = no limit; JSON: a number of seconds or "90s", "15m", "2h"
   int patience = 0;     // stop after this many validations without improvement; 0 = off
   int validate_every = 1000;
@@ -166,11 +166,11 @@ struct DecodingConfig {
   float length_penalty = 1.0f;
   float max_length_ratio = 2.0f;  // max output length = max_length_ratio * src_len + max_length_offset
   int max_length_offset = 10;
-  int nbest = 1;                  // hypotheses returned per sentence, 1..beam
-  bool allow_unk = false;         // let the search produce <unk>
-  int batch_size = 32;            // sentences per batch
-  int batch_tokens = 0;           // padded source tokens (incl. </s>) per batch; 0 = off (use batch_size)
-  int max_input_length = 0;       // longer inputs are cut to this many tokens; 0 = data.max_length
+  int nbest = 1;             // hypotheses returned per sentence, 1..beam
+  bool allow_unk = false;    // let the search produce <unk>
+  int batch_size = 32;       // sentences per batch
+  int batch_tokens = 0;      // padded source tokens (incl. </s>) per batch; 0 = off (use batch_size)
+  int max_input_length = 0;  // longer inputs are cut to this many tokens; 0 = data.max_length
   int validation_beam = 1;
   bool operator==(const DecodingConfig&) const = default;
 };

@@ -18,14 +18,12 @@ struct Range {
   double lo = -kInf, hi = kInf;
   bool lo_open = false, hi_open = false;
 
-  bool contains(double v) const {
-    return (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi);
-  }
+  bool contains(double v) const { return (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi); }
 };
 Range at_least(double lo) { return {lo, kInf, false, false}; }
 Range above(double lo) { return {lo, kInf, true, false}; }
-Range fraction_below_one() { return {0, 1, false, true}; }     // [0, 1)
-Range fraction_above_zero() { return {0, 1, true, false}; }    // (0, 1]
+Range fraction_below_one() { return {0, 1, false, true}; }   // [0, 1)
+Range fraction_above_zero() { return {0, 1, true, false}; }  // (0, 1]
 
 // Shortest decimal that reads back as the same float: 0.001f prints as 0.001, not 0.0010000000474.
 double shortest(float v) {
@@ -59,18 +57,22 @@ json range_schema(const char* type, const Range& r) {
 
 // The builders below take an accessor `[](auto& c) -> auto& { return c.section.field; }`
 // that works on both Config& and const Config&.
-#define HEED_AT(member) [](auto& c) -> auto& { return c.member; }
+#define HEED_AT(member) \
+  [](auto& c) -> auto& { return c.member; }
 
 template <class At>
 Field integer(std::string path, At at, Range range, std::string doc) {
   std::string allowed = describe("an integer", range);
-  return {path, doc, allowed, range_schema("integer", range), false,
+  return {path,
+          doc,
+          allowed,
+          range_schema("integer", range),
+          false,
           [at, range, allowed](Config& c, const json& v) {
             if (!v.is_number_integer()) throw BadValue(allowed);
             bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= uint64_t(INT_MAX)
                                                : v.get<int64_t>() >= INT_MIN && v.get<int64_t>() <= INT_MAX;
-            if (!fits)
-              throw BadValue(allowed + " that fits in 32 bits");
+            if (!fits) throw BadValue(allowed + " that fits in 32 bits");
             int x = v.get<int>();
             if (!range.contains(x)) throw BadValue(allowed);
             at(c) = x;
@@ -81,7 +83,11 @@ Field integer(std::string path, At at, Range range, std::string doc) {
 template <class At>
 Field unsigned64(std::string path, At at, std::string doc) {
   std::string allowed = "an integer >= 0";
-  return {path, doc, allowed, {{"type", "integer"}, {"minimum", 0}}, false,
+  return {path,
+          doc,
+          allowed,
+          {{"type", "integer"}, {"minimum", 0}},
+          false,
           [at, allowed](Config& c, const json& v) {
             if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0)) throw BadValue(allowed);
             at(c) = v.get<uint64_t>();
@@ -94,7 +100,11 @@ template <class At>
 Field number(std::string path, At at, Range range, std::string doc) {
   using T = std::remove_cvref_t<decltype(at(std::declval<Config&>()))>;
   std::string allowed = describe("a number", range);
-  return {path, doc, allowed, range_schema("number", range), false,
+  return {path,
+          doc,
+          allowed,
+          range_schema("number", range),
+          false,
           [at, range, allowed](Config& c, const json& v) {
             if (!v.is_number()) throw BadValue(allowed);
             double x = v.get<double>();
@@ -102,14 +112,20 @@ Field number(std::string path, At at, Range range, std::string doc) {
             at(c) = static_cast<T>(x);
           },
           [at](const Config& c) {
-            if constexpr (std::is_same_v<T, float>) return json(shortest(at(c)));
-            else return json(at(c));
+            if constexpr (std::is_same_v<T, float>)
+              return json(shortest(at(c)));
+            else
+              return json(at(c));
           }};
 }
 
 template <class At>
 Field boolean(std::string path, At at, std::string doc) {
-  return {path, doc, "true or false", {{"type", "boolean"}}, false,
+  return {path,
+          doc,
+          "true or false",
+          {{"type", "boolean"}},
+          false,
           [at](Config& c, const json& v) {
             if (!v.is_boolean()) throw BadValue("true or false");
             at(c) = v.get<bool>();
@@ -119,7 +135,11 @@ Field boolean(std::string path, At at, std::string doc) {
 
 template <class At>
 Field text(std::string path, At at, std::string doc) {
-  return {path, doc, "a string", {{"type", "string"}}, true,
+  return {path,
+          doc,
+          "a string",
+          {{"type", "string"}},
+          true,
           [at](Config& c, const json& v) {
             if (!v.is_string()) throw BadValue("a string");
             at(c) = v.get<std::string>();
@@ -134,8 +154,8 @@ struct Spelling {
   E value;
   const char* name;
 };
-constexpr Spelling<Arch> kArchs[] = {{Arch::gru_bahdanau, "gru-bahdanau"}, {Arch::transformer, "transformer"},
-                                     {Arch::ntm, "ntm"}, {Arch::gat, "gat"}};
+constexpr Spelling<Arch> kArchs[] = {
+    {Arch::gru_bahdanau, "gru-bahdanau"}, {Arch::transformer, "transformer"}, {Arch::ntm, "ntm"}, {Arch::gat, "gat"}};
 constexpr Spelling<Task> kTasks[] = {{Task::translation, "translation"},
                                      {Task::node_classification, "node-classification"},
                                      {Task::link_prediction, "link-prediction"}};
@@ -167,7 +187,11 @@ Field choice(std::string path, At at, const Spelling<E> (&table)[N], std::string
   std::string allowed = "one of";
   for (size_t i = 0; i < names.size(); ++i) allowed += (i ? ", " : " ") + json(names[i]).dump();
   std::vector<Spelling<E>> spellings(std::begin(table), std::end(table));
-  return {path, doc, allowed, {{"type", "string"}, {"enum", names}}, true,
+  return {path,
+          doc,
+          allowed,
+          {{"type", "string"}, {"enum", names}},
+          true,
           [at, spellings, allowed](Config& c, const json& v) {
             if (!v.is_string()) throw BadValue(allowed);
             const auto s = v.get<std::string>();
@@ -189,7 +213,11 @@ template <class At>
 Field file_list(std::string path, At at, std::string doc) {
   std::string allowed = "a string or a list of strings";
   json schema = {{"anyOf", {{{"type", "string"}}, {{"type", "array"}, {"items", {{"type", "string"}}}}}}};
-  return {path, doc, allowed, schema, false,
+  return {path,
+          doc,
+          allowed,
+          schema,
+          false,
           [at, allowed](Config& c, const json& v) {
             std::vector<std::string> files;
             if (v.is_string()) {
@@ -233,14 +261,20 @@ std::optional<double> parse_duration(const std::string& s) {
 template <class At>
 Field duration(std::string path, At at, std::string doc) {
   std::string allowed = "a number of seconds >= 0 or a duration like \"90s\", \"15m\", \"2h\", \"1h30m\"";
-  json schema = {{"anyOf",
-                  {{{"type", "number"}, {"minimum", 0}},
-                   {{"type", "string"}, {"pattern", "^([0-9]+(\\.[0-9]+)?[smh])+$"}}}}};
-  return {path, doc, allowed, schema, false,
+  json schema = {
+      {"anyOf",
+       {{{"type", "number"}, {"minimum", 0}}, {{"type", "string"}, {"pattern", "^([0-9]+(\\.[0-9]+)?[smh])+$"}}}}};
+  return {path,
+          doc,
+          allowed,
+          schema,
+          false,
           [at, allowed](Config& c, const json& v) {
             std::optional<double> seconds;
-            if (v.is_number()) seconds = v.get<double>();
-            else if (v.is_string()) seconds = parse_duration(v.get<std::string>());
+            if (v.is_number())
+              seconds = v.get<double>();
+            else if (v.is_string())
+              seconds = parse_duration(v.get<std::string>());
             if (!seconds || !(*seconds >= 0) || !std::isfinite(*seconds)) throw BadValue(allowed);
             at(c) = *seconds;
           },
@@ -249,98 +283,155 @@ Field duration(std::string path, At at, std::string doc) {
 
 const std::vector<Field>& table() {
   static const std::vector<Field> fields = {
-      choice("task", HEED_AT(task), kTasks, "What to learn: translation (parallel text) or a graph task (data.graph, model.arch gat)."),
-      text("model_dir", HEED_AT(model_dir), "Model directory (checkpoints, tokenizer, config); the -m flag overrides it."),
+      choice("task", HEED_AT(task), kTasks,
+             "What to learn: translation (parallel text) or a graph task (data.graph, model.arch gat)."),
+      text("model_dir", HEED_AT(model_dir),
+           "Model directory (checkpoints, tokenizer, config); the -m flag overrides it."),
       unsigned64("seed", HEED_AT(seed), "Random seed for parameter init, data order and dropout."),
 
-      choice("model.arch", HEED_AT(model.arch), kArchs, "Model architecture (gat: graph tasks; ntm: Neural Turing Machine)."),
+      choice("model.arch", HEED_AT(model.arch), kArchs,
+             "Model architecture (gat: graph tasks; ntm: Neural Turing Machine)."),
       number("model.dropout", HEED_AT(model.dropout), fraction_below_one(), "Dropout probability."),
-      boolean("model.share_embeddings", HEED_AT(model.share_embeddings), "Source and target share one embedding matrix (needs tokenizer.joint)."),
+      boolean("model.share_embeddings", HEED_AT(model.share_embeddings),
+              "Source and target share one embedding matrix (needs tokenizer.joint)."),
       integer("model.gru.emb_dim", HEED_AT(model.gru.emb_dim), at_least(1), "Embedding size."),
-      integer("model.gru.enc_hidden", HEED_AT(model.gru.enc_hidden), at_least(1), "Encoder GRU size per direction (the encoder is bidirectional)."),
+      integer("model.gru.enc_hidden", HEED_AT(model.gru.enc_hidden), at_least(1),
+              "Encoder GRU size per direction (the encoder is bidirectional)."),
       integer("model.gru.enc_layers", HEED_AT(model.gru.enc_layers), at_least(1), "Encoder GRU layers."),
       integer("model.gru.dec_hidden", HEED_AT(model.gru.dec_hidden), at_least(1), "Decoder GRU size."),
       integer("model.gru.attn_dim", HEED_AT(model.gru.attn_dim), at_least(1), "Bahdanau attention hidden size."),
-      integer("model.gru.readout_dim", HEED_AT(model.gru.readout_dim), at_least(1), "Size of the readout layer before the output projection."),
-      choice("model.gru.readout_act", HEED_AT(model.gru.readout_act), kReadoutActivations, "Activation of the readout layer."),
-      boolean("model.gru.tie_output", HEED_AT(model.gru.tie_output), "Output projection shares the target embedding (needs readout_dim == emb_dim)."),
-      integer("model.transformer.d_model", HEED_AT(model.transformer.d_model), at_least(1), "Model width (a multiple of heads)."),
+      integer("model.gru.readout_dim", HEED_AT(model.gru.readout_dim), at_least(1),
+              "Size of the readout layer before the output projection."),
+      choice("model.gru.readout_act", HEED_AT(model.gru.readout_act), kReadoutActivations,
+             "Activation of the readout layer."),
+      boolean("model.gru.tie_output", HEED_AT(model.gru.tie_output),
+              "Output projection shares the target embedding (needs readout_dim == emb_dim)."),
+      integer("model.transformer.d_model", HEED_AT(model.transformer.d_model), at_least(1),
+              "Model width (a multiple of heads)."),
       integer("model.transformer.heads", HEED_AT(model.transformer.heads), at_least(1), "Attention heads."),
       integer("model.transformer.ffn_dim", HEED_AT(model.transformer.ffn_dim), at_least(1), "Feed-forward inner size."),
       integer("model.transformer.enc_layers", HEED_AT(model.transformer.enc_layers), at_least(1), "Encoder layers."),
       integer("model.transformer.dec_layers", HEED_AT(model.transformer.dec_layers), at_least(1), "Decoder layers."),
-      integer("model.transformer.max_positions", HEED_AT(model.transformer.max_positions), at_least(1), "Longest sequence (tokens) the position encoding covers; more than data.max_length (a longest source and its </s>)."),
-      boolean("model.transformer.pre_norm", HEED_AT(model.transformer.pre_norm), "Layer norm before each sublayer instead of after."),
-      choice("model.transformer.activation", HEED_AT(model.transformer.activation), kFeedForwardActivations, "Feed-forward activation."),
-      integer("model.ntm.emb_dim", HEED_AT(model.ntm.emb_dim), at_least(1), "Token embedding size (the controller's input besides the previous reads)."),
+      integer("model.transformer.max_positions", HEED_AT(model.transformer.max_positions), at_least(1),
+              "Longest sequence (tokens) the position encoding covers; more than data.max_length (a longest source and "
+              "its </s>)."),
+      boolean("model.transformer.pre_norm", HEED_AT(model.transformer.pre_norm),
+              "Layer norm before each sublayer instead of after."),
+      choice("model.transformer.activation", HEED_AT(model.transformer.activation), kFeedForwardActivations,
+             "Feed-forward activation."),
+      integer("model.ntm.emb_dim", HEED_AT(model.ntm.emb_dim), at_least(1),
+              "Token embedding size (the controller's input besides the previous reads)."),
       integer("model.ntm.controller_hidden", HEED_AT(model.ntm.controller_hidden), at_least(1), "GRU controller size."),
       integer("model.ntm.memory_rows", HEED_AT(model.ntm.memory_rows), at_least(1), "Memory rows N (locations)."),
       integer("model.ntm.memory_width", HEED_AT(model.ntm.memory_width), at_least(1), "Memory row width W."),
       integer("model.ntm.read_heads", HEED_AT(model.ntm.read_heads), at_least(1), "Read heads."),
       integer("model.ntm.write_heads", HEED_AT(model.ntm.write_heads), at_least(1), "Write heads."),
-      integer("model.ntm.shift_width", HEED_AT(model.ntm.shift_width), at_least(0), "Location shifts of a head per step: -shift_width .. +shift_width."),
-      integer("model.gat.layers", HEED_AT(model.gat.layers), at_least(1), "Attention layers: layers - 1 hidden ones (heads concatenated, then ELU) and one output layer (heads averaged)."),
+      integer("model.ntm.shift_width", HEED_AT(model.ntm.shift_width), at_least(0),
+              "Location shifts of a head per step: -shift_width .. +shift_width."),
+      integer("model.gat.layers", HEED_AT(model.gat.layers), at_least(1),
+              "Attention layers: layers - 1 hidden ones (heads concatenated, then ELU) and one output layer (heads "
+              "averaged)."),
       integer("model.gat.hidden", HEED_AT(model.gat.hidden), at_least(1), "Features per head of a hidden layer."),
       integer("model.gat.heads", HEED_AT(model.gat.heads), at_least(1), "Heads of a hidden layer."),
-      integer("model.gat.output_heads", HEED_AT(model.gat.output_heads), at_least(1), "Heads of the output layer, averaged."),
-      number("model.gat.attention_dropout", HEED_AT(model.gat.attention_dropout), fraction_below_one(), "Dropout on the attention coefficients (model.dropout applies to each layer's input)."),
-      number("model.gat.negative_slope", HEED_AT(model.gat.negative_slope), at_least(0), "Negative slope of the LeakyReLU in the attention scores."),
-      integer("model.gat.embedding_dim", HEED_AT(model.gat.embedding_dim), at_least(1), "link-prediction: width of the node embeddings the output layer gives."),
+      integer("model.gat.output_heads", HEED_AT(model.gat.output_heads), at_least(1),
+              "Heads of the output layer, averaged."),
+      number("model.gat.attention_dropout", HEED_AT(model.gat.attention_dropout), fraction_below_one(),
+             "Dropout on the attention coefficients (model.dropout applies to each layer's input)."),
+      number("model.gat.negative_slope", HEED_AT(model.gat.negative_slope), at_least(0),
+             "Negative slope of the LeakyReLU in the attention scores."),
+      integer("model.gat.embedding_dim", HEED_AT(model.gat.embedding_dim), at_least(1),
+              "link-prediction: width of the node embeddings the output layer gives."),
 
       file_list("data.train.src", HEED_AT(data.train_src), "Training source file(s), one sentence per line."),
-      file_list("data.train.tgt", HEED_AT(data.train_tgt), "Training target file(s), line-aligned with data.train.src."),
+      file_list("data.train.tgt", HEED_AT(data.train_tgt),
+                "Training target file(s), line-aligned with data.train.src."),
       text("data.dev.src", HEED_AT(data.dev_src), "Validation source file."),
       text("data.dev.tgt", HEED_AT(data.dev_tgt), "Validation reference file."),
-      integer("data.max_length", HEED_AT(data.max_length), at_least(1), "Training pairs longer than this (tokens, either side) are skipped."),
-      number("data.max_length_ratio", HEED_AT(data.max_length_ratio), at_least(0), "Skip training pairs whose longer/shorter length ratio exceeds this; 0 = off, else >= 1."),
+      integer("data.max_length", HEED_AT(data.max_length), at_least(1),
+              "Training pairs longer than this (tokens, either side) are skipped."),
+      number("data.max_length_ratio", HEED_AT(data.max_length_ratio), at_least(0),
+             "Skip training pairs whose longer/shorter length ratio exceeds this; 0 = off, else >= 1."),
       text("data.cache_dir", HEED_AT(data.cache_dir), "Where encoded data is cached; \"\" = <model_dir>/cache."),
-      text("data.graph", HEED_AT(data.graph), "Graph tasks: directory with features.txt, labels.txt, edges.txt, train.txt, val.txt, test.txt."),
-      boolean("data.normalize_features", HEED_AT(data.normalize_features), "Graph tasks: scale each node's features to sum 1 (as GAT does)."),
-      number("data.val_edges", HEED_AT(data.val_edges), fraction_below_one(), "link-prediction: share of the edges held out for validation (with as many sampled non-edges)."),
-      number("data.test_edges", HEED_AT(data.test_edges), fraction_below_one(), "link-prediction: share of the edges held out for test (with as many sampled non-edges)."),
+      text("data.graph", HEED_AT(data.graph),
+           "Graph tasks: directory with features.txt, labels.txt, edges.txt, train.txt, val.txt, test.txt."),
+      boolean("data.normalize_features", HEED_AT(data.normalize_features),
+              "Graph tasks: scale each node's features to sum 1 (as GAT does)."),
+      number("data.val_edges", HEED_AT(data.val_edges), fraction_below_one(),
+             "link-prediction: share of the edges held out for validation (with as many sampled non-edges)."),
+      number("data.test_edges", HEED_AT(data.test_edges), fraction_below_one(),
+             "link-prediction: share of the edges held out for test (with as many sampled non-edges)."),
 
-      text("tokenizer.path", HEED_AT(tokenizer.path), "Existing tokenizer.json to use instead of learning one; \"\" = learn from the training data."),
-      integer("tokenizer.vocab_size", HEED_AT(tokenizer.vocab_size), at_least(261), "Vocabulary size, including 4 special and 256 byte tokens (so at least one learned piece)."),
+      text("tokenizer.path", HEED_AT(tokenizer.path),
+           "Existing tokenizer.json to use instead of learning one; \"\" = learn from the training data."),
+      integer("tokenizer.vocab_size", HEED_AT(tokenizer.vocab_size), at_least(261),
+              "Vocabulary size, including 4 special and 256 byte tokens (so at least one learned piece)."),
       boolean("tokenizer.joint", HEED_AT(tokenizer.joint), "One vocabulary for both languages (false: one per side)."),
-      number("tokenizer.character_coverage", HEED_AT(tokenizer.character_coverage), fraction_above_zero(), "Share of character occurrences kept in the alphabet; rarer characters fall back to bytes."),
-      boolean("tokenizer.split_by_script", HEED_AT(tokenizer.split_by_script), "Learned pieces never mix scripts, or letters with digits and punctuation (as SentencePiece)."),
-      integer("tokenizer.max_piece_length", HEED_AT(tokenizer.max_piece_length), at_least(2), "Longest learned piece in characters, the leading word marker included."),
+      number("tokenizer.character_coverage", HEED_AT(tokenizer.character_coverage), fraction_above_zero(),
+             "Share of character occurrences kept in the alphabet; rarer characters fall back to bytes."),
+      boolean("tokenizer.split_by_script", HEED_AT(tokenizer.split_by_script),
+              "Learned pieces never mix scripts, or letters with digits and punctuation (as SentencePiece)."),
+      integer("tokenizer.max_piece_length", HEED_AT(tokenizer.max_piece_length), at_least(2),
+              "Longest learned piece in characters, the leading word marker included."),
 
-      choice("training.optimizer", HEED_AT(training.optimizer), kOptimizers, "Optimizer (adamw: decoupled weight decay)."),
+      choice("training.optimizer", HEED_AT(training.optimizer), kOptimizers,
+             "Optimizer (adamw: decoupled weight decay)."),
       number("training.learning_rate", HEED_AT(training.learning_rate), above(0), "Peak learning rate."),
       number("training.beta1", HEED_AT(training.beta1), fraction_below_one(), "Adam beta1."),
       number("training.beta2", HEED_AT(training.beta2), fraction_below_one(), "Adam beta2."),
       number("training.eps", HEED_AT(training.eps), above(0), "Adam epsilon."),
-      number("training.weight_decay", HEED_AT(training.weight_decay), at_least(0), "Weight decay (L2 for adam, decoupled for adamw)."),
+      number("training.weight_decay", HEED_AT(training.weight_decay), at_least(0),
+             "Weight decay (L2 for adam, decoupled for adamw)."),
       choice("training.schedule", HEED_AT(training.schedule), kSchedules, "Learning-rate schedule after warmup."),
-      integer("training.warmup_steps", HEED_AT(training.warmup_steps), at_least(0), "Steps of linear warmup from 0 to learning_rate (inverse-sqrt needs >= 1)."),
-      number("training.min_learning_rate", HEED_AT(training.min_learning_rate), at_least(0), "Lowest learning rate the linear and cosine schedules decay to."),
-      number("training.clip_norm", HEED_AT(training.clip_norm), at_least(0), "Clip the global gradient norm to this; 0 = off."),
-      number("training.label_smoothing", HEED_AT(training.label_smoothing), fraction_below_one(), "Label smoothing of the cross-entropy loss."),
-      integer("training.batch_tokens", HEED_AT(training.batch_tokens), at_least(1), "Approximate number of tokens per training batch."),
-      choice("training.batch_unit", HEED_AT(training.batch_unit), kBatchUnits, "What batch_tokens counts: padded positions max(B*S, B*T), or target labels incl. </s> (the PyTorch reference's batches)."),
-      integer("training.accumulate", HEED_AT(training.accumulate), at_least(1), "Batches whose gradients are summed per update."),
-      integer("training.max_epochs", HEED_AT(training.max_epochs), at_least(0), "Stop after this many epochs; 0 = no limit."),
-      integer("training.max_steps", HEED_AT(training.max_steps), at_least(0), "Stop after this many updates; 0 = no limit."),
+      integer("training.warmup_steps", HEED_AT(training.warmup_steps), at_least(0),
+              "Steps of linear warmup from 0 to learning_rate (inverse-sqrt needs >= 1)."),
+      number("training.min_learning_rate", HEED_AT(training.min_learning_rate), at_least(0),
+             "Lowest learning rate the linear and cosine schedules decay to."),
+      number("training.clip_norm", HEED_AT(training.clip_norm), at_least(0),
+             "Clip the global gradient norm to this; 0 = off."),
+      number("training.label_smoothing", HEED_AT(training.label_smoothing), fraction_below_one(),
+             "Label smoothing of the cross-entropy loss."),
+      integer("training.batch_tokens", HEED_AT(training.batch_tokens), at_least(1),
+              "Approximate number of tokens per training batch."),
+      choice("training.batch_unit", HEED_AT(training.batch_unit), kBatchUnits,
+             "What batch_tokens counts: padded positions max(B*S, B*T), or target labels incl. </s> (the PyTorch "
+             "reference's batches)."),
+      integer("training.accumulate", HEED_AT(training.accumulate), at_least(1),
+              "Batches whose gradients are summed per update."),
+      integer("training.max_epochs", HEED_AT(training.max_epochs), at_least(0),
+              "Stop after this many epochs; 0 = no limit."),
+      integer("training.max_steps", HEED_AT(training.max_steps), at_least(0),
+              "Stop after this many updates; 0 = no limit."),
       duration("training.max_time", HEED_AT(training.max_time), "Stop after this much training time; 0 = no limit."),
-      integer("training.patience", HEED_AT(training.patience), at_least(0), "Stop after this many validations without improvement; 0 = off."),
-      integer("training.validate_every", HEED_AT(training.validate_every), at_least(1), "Validate every this many updates."),
-      choice("training.validation_metric", HEED_AT(training.validation_metric), kValidationMetrics, "Metric that picks the best checkpoint and drives patience."),
+      integer("training.patience", HEED_AT(training.patience), at_least(0),
+              "Stop after this many validations without improvement; 0 = off."),
+      integer("training.validate_every", HEED_AT(training.validate_every), at_least(1),
+              "Validate every this many updates."),
+      choice("training.validation_metric", HEED_AT(training.validation_metric), kValidationMetrics,
+             "Metric that picks the best checkpoint and drives patience."),
       integer("training.log_every", HEED_AT(training.log_every), at_least(1), "Log progress every this many updates."),
-      integer("training.keep_last", HEED_AT(training.keep_last), at_least(1), "Number of most recent checkpoints kept."),
-      integer("training.max_bad_steps", HEED_AT(training.max_bad_steps), at_least(1), "Give up after this many consecutive updates with a non-finite loss or gradient."),
+      integer("training.keep_last", HEED_AT(training.keep_last), at_least(1),
+              "Number of most recent checkpoints kept."),
+      integer("training.max_bad_steps", HEED_AT(training.max_bad_steps), at_least(1),
+              "Give up after this many consecutive updates with a non-finite loss or gradient."),
       boolean("training.resume", HEED_AT(training.resume), "Continue from the last checkpoint in model_dir."),
 
       integer("decoding.beam", HEED_AT(decoding.beam), at_least(1), "Beam size (1 = greedy)."),
-      number("decoding.length_penalty", HEED_AT(decoding.length_penalty), at_least(0), "Length penalty alpha for beam search; 0 = no length normalisation."),
-      number("decoding.max_length_ratio", HEED_AT(decoding.max_length_ratio), above(0), "Output length limit: max_length_ratio * source length + max_length_offset."),
-      integer("decoding.max_length_offset", HEED_AT(decoding.max_length_offset), at_least(0), "See decoding.max_length_ratio."),
-      integer("decoding.nbest", HEED_AT(decoding.nbest), at_least(1), "Hypotheses returned per sentence, best first (at most decoding.beam)."),
+      number("decoding.length_penalty", HEED_AT(decoding.length_penalty), at_least(0),
+             "Length penalty alpha for beam search; 0 = no length normalisation."),
+      number("decoding.max_length_ratio", HEED_AT(decoding.max_length_ratio), above(0),
+             "Output length limit: max_length_ratio * source length + max_length_offset."),
+      integer("decoding.max_length_offset", HEED_AT(decoding.max_length_offset), at_least(0),
+              "See decoding.max_length_ratio."),
+      integer("decoding.nbest", HEED_AT(decoding.nbest), at_least(1),
+              "Hypotheses returned per sentence, best first (at most decoding.beam)."),
       boolean("decoding.allow_unk", HEED_AT(decoding.allow_unk), "Let the search produce <unk>."),
       integer("decoding.batch_size", HEED_AT(decoding.batch_size), at_least(1), "Sentences per batch."),
-      integer("decoding.batch_tokens", HEED_AT(decoding.batch_tokens), at_least(0), "Padded source tokens (incl. </s>) per batch instead of batch_size; 0 = off."),
-      integer("decoding.max_input_length", HEED_AT(decoding.max_input_length), Range{0, kMaxInputTokens}, "Longer inputs are cut to this many tokens (with a warning); 0 = data.max_length."),
-      integer("decoding.validation_beam", HEED_AT(decoding.validation_beam), at_least(1), "Beam size for BLEU during training validation."),
+      integer("decoding.batch_tokens", HEED_AT(decoding.batch_tokens), at_least(0),
+              "Padded source tokens (incl. </s>) per batch instead of batch_size; 0 = off."),
+      integer("decoding.max_input_length", HEED_AT(decoding.max_input_length), Range{0, kMaxInputTokens},
+              "Longer inputs are cut to this many tokens (with a warning); 0 = data.max_length."),
+      integer("decoding.validation_beam", HEED_AT(decoding.validation_beam), at_least(1),
+              "Beam size for BLEU during training validation."),
   };
   return fields;
 }
@@ -353,7 +444,8 @@ const std::vector<std::pair<std::string, std::string>>& sections() {
       {"model.gru", "GRU encoder-decoder with Bahdanau attention (model.arch = gru-bahdanau)."},
       {"model.transformer", "Transformer (model.arch = transformer)."},
       {"model.gat", "Graph attention network (model.arch = gat, for the graph tasks)."},
-      {"model.ntm", "Neural Turing Machine: a GRU controller with read and write heads on a memory (model.arch = ntm)."},
+      {"model.ntm",
+       "Neural Turing Machine: a GRU controller with read and write heads on a memory (model.arch = ntm)."},
       {"data", "Training and validation data."},
       {"data.train", "Training corpus: source and target files, line-aligned."},
       {"data.dev", "Validation set."},
@@ -392,13 +484,17 @@ namespace heed {
 
 std::string_view name_of(Arch value) { return config_fields::spelling(config_fields::kArchs, value); }
 std::string_view name_of(Task value) { return config_fields::spelling(config_fields::kTasks, value); }
-std::string_view name_of(ReadoutActivation value) { return config_fields::spelling(config_fields::kReadoutActivations, value); }
+std::string_view name_of(ReadoutActivation value) {
+  return config_fields::spelling(config_fields::kReadoutActivations, value);
+}
 std::string_view name_of(FeedForwardActivation value) {
   return config_fields::spelling(config_fields::kFeedForwardActivations, value);
 }
 std::string_view name_of(OptimizerKind value) { return config_fields::spelling(config_fields::kOptimizers, value); }
 std::string_view name_of(ScheduleKind value) { return config_fields::spelling(config_fields::kSchedules, value); }
 std::string_view name_of(BatchUnit value) { return config_fields::spelling(config_fields::kBatchUnits, value); }
-std::string_view name_of(ValidationMetric value) { return config_fields::spelling(config_fields::kValidationMetrics, value); }
+std::string_view name_of(ValidationMetric value) {
+  return config_fields::spelling(config_fields::kValidationMetrics, value);
+}
 
 }  // namespace heed

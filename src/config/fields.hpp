@@ -21,11 +21,11 @@ struct BadValue : std::runtime_error {
 };
 
 struct Field {
-  std::string path;           // full JSON path, e.g. "training.learning_rate"
-  std::string doc;            // one sentence for the schema and `heed config` users
-  std::string allowed;        // what the value may be, in words: "a number > 0"
-  nlohmann::json schema;      // JSON Schema of the value (type, bounds, enum)
-  bool string_only = false;   // `--set` takes the raw text for these (no JSON parsing)
+  std::string path;                                         // full JSON path, e.g. "training.learning_rate"
+  std::string doc;                                          // one sentence for the schema and `heed config` users
+  std::string allowed;                                      // what the value may be, in words: "a number > 0"
+  nlohmann::json schema;                                    // JSON Schema of the value (type, bounds, enum)
+  bool string_only = false;                                 // `--set` takes the raw text for these (no JSON parsing)
   std::function<void(Config&, const nlohmann::json&)> set;  // validates; throws BadValue
   std::function<nlohmann::json(const Config&)> get;
 };

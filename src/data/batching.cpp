@@ -26,9 +26,8 @@ std::vector<std::vector<size_t>> cut(const ParallelCorpus& corpus, const std::ve
   int64_t max_src = 0, max_tgt = 0, labels = 0;
   for (size_t i : order) {
     const int64_t src = int64_t(corpus.source(i).size()) + 1, tgt = int64_t(corpus.target(i).size()) + 1;
-    const int64_t size = unit == BatchUnit::target
-                             ? labels + tgt
-                             : int64_t(current.size() + 1) * std::max({max_src, max_tgt, src, tgt});
+    const int64_t size =
+        unit == BatchUnit::target ? labels + tgt : int64_t(current.size() + 1) * std::max({max_src, max_tgt, src, tgt});
     if (!current.empty() && size > batch_tokens) {
       batches.push_back(std::move(current));
       current = {};

@@ -20,7 +20,6 @@
 
 namespace heed {
 
-
 // The corpus indices of each batch of `epoch`, in training order.
 std::vector<std::vector<size_t>> plan_epoch(const ParallelCorpus& corpus, int64_t batch_tokens, uint64_t seed,
                                             int64_t epoch, BatchUnit unit = BatchUnit::padded);
@@ -34,16 +33,15 @@ Batch make_corpus_batch(const ParallelCorpus& corpus, const std::vector<size_t>&
 class BatchIterator {
  public:
   // Throws heed::Error for an empty corpus or batch_tokens < 1.
-  BatchIterator(const ParallelCorpus& corpus, int64_t batch_tokens, uint64_t seed,
-                BatchUnit unit = BatchUnit::padded);
+  BatchIterator(const ParallelCorpus& corpus, int64_t batch_tokens, uint64_t seed, BatchUnit unit = BatchUnit::padded);
 
   // Position so that next() returns batch `batch_index` of `epoch` (0-based both).
   void seek(int64_t epoch, size_t batch_index);
   // The batch at the current position; then moves on (to batch 0 of the next epoch after the last).
   Batch next();
 
-  int64_t epoch() const { return epoch_; }              // of the batch next() returns
-  size_t batch_index() const { return batch_index_; }   // of the batch next() returns
+  int64_t epoch() const { return epoch_; }             // of the batch next() returns
+  size_t batch_index() const { return batch_index_; }  // of the batch next() returns
   size_t batches_per_epoch() const { return batches_per_epoch_; }
 
  private:

@@ -46,8 +46,8 @@ std::string file_identity(const std::string& path) {
   if (::stat(path.c_str(), &st) != 0) throw Error("cannot read " + path + ": " + std::strerror(errno));
   std::error_code ec;
   const fs::path absolute = fs::weakly_canonical(path, ec);
-  return (ec ? path : absolute.string()) + "|" + std::to_string(st.st_size) + "|" +
-         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+  return (ec ? path : absolute.string()) + "|" + std::to_string(st.st_size) + "|" + std::to_string(st.st_mtim.tv_sec) +
+         "." + std::to_string(st.st_mtim.tv_nsec);
 }
 
 struct FileCloser {
@@ -62,9 +62,8 @@ bool read_array(std::FILE* f, std::vector<T>& v, size_t n) {
 
 }  // namespace
 
-uint64_t corpus_cache_key(const std::vector<std::string>& source_files,
-                          const std::vector<std::string>& target_files, const Tokenizers& tokenizers,
-                          const CorpusFilter& filter) {
+uint64_t corpus_cache_key(const std::vector<std::string>& source_files, const std::vector<std::string>& target_files,
+                          const Tokenizers& tokenizers, const CorpusFilter& filter) {
   Fnv1a h;
   h.add_field(std::string_view(kMagic, sizeof kMagic));
   for (size_t k = 0; k < source_files.size(); ++k) {

@@ -22,9 +22,8 @@
 
 namespace heed {
 
-uint64_t corpus_cache_key(const std::vector<std::string>& source_files,
-                          const std::vector<std::string>& target_files, const Tokenizers& tokenizers,
-                          const CorpusFilter& filter);
+uint64_t corpus_cache_key(const std::vector<std::string>& source_files, const std::vector<std::string>& target_files,
+                          const Tokenizers& tokenizers, const CorpusFilter& filter);
 std::string corpus_cache_path(const std::string& cache_dir, uint64_t key);
 
 // True when `path` holds a valid cache for `key` (then `out` is filled, stats.from_cache set).

@@ -24,8 +24,8 @@ std::string_view trim(std::string_view s) {
 void check_file_lists(const std::vector<std::string>& source_files, const std::vector<std::string>& target_files) {
   if (source_files.empty()) throw Error("no training files given");
   if (source_files.size() != target_files.size())
-    throw Error(std::to_string(source_files.size()) + " source files but " +
-                std::to_string(target_files.size()) + " target files: they must pair up");
+    throw Error(std::to_string(source_files.size()) + " source files but " + std::to_string(target_files.size()) +
+                " target files: they must pair up");
 }
 
 void check_line_counts(const std::vector<std::string>& source_files, const std::vector<std::string>& target_files) {
@@ -33,9 +33,8 @@ void check_line_counts(const std::vector<std::string>& source_files, const std::
     const size_t source_lines = count_lines(source_files[k]);
     const size_t target_lines = count_lines(target_files[k]);
     if (source_lines != target_lines)
-      throw Error("parallel files differ in length: " + source_files[k] + " has " +
-                  std::to_string(source_lines) + " lines, " + target_files[k] + " has " +
-                  std::to_string(target_lines));
+      throw Error("parallel files differ in length: " + source_files[k] + " has " + std::to_string(source_lines) +
+                  " lines, " + target_files[k] + " has " + std::to_string(target_lines));
   }
 }
 
@@ -84,7 +83,8 @@ void encode_files(const std::string& source_file, const std::string& target_file
         ++stats.skipped_too_long;
         continue;
       }
-      if (filter.max_length_ratio > 0 && double(std::max(ls, lt)) / double(std::min(ls, lt)) > filter.max_length_ratio) {
+      if (filter.max_length_ratio > 0 &&
+          double(std::max(ls, lt)) / double(std::min(ls, lt)) > filter.max_length_ratio) {
         ++stats.skipped_ratio;
         continue;
       }
@@ -117,10 +117,11 @@ std::string implausible(const ParallelCorpus& corpus, const Tokenizers& tokenize
 }
 
 void log_stats(const CorpusStats& s, const CorpusFilter& filter) {
-  spdlog::info("training corpus: {} pairs read, {} kept; skipped {} empty, {} longer than {} tokens, "
-               "{} with a length ratio above {}",
-               s.pairs_read, s.kept, s.skipped_empty, s.skipped_too_long, filter.max_length,
-               s.skipped_ratio, filter.max_length_ratio);
+  spdlog::info(
+      "training corpus: {} pairs read, {} kept; skipped {} empty, {} longer than {} tokens, "
+      "{} with a length ratio above {}",
+      s.pairs_read, s.kept, s.skipped_empty, s.skipped_too_long, filter.max_length, s.skipped_ratio,
+      filter.max_length_ratio);
 }
 
 }  // namespace
@@ -133,9 +134,8 @@ void ParallelCorpus::add(const std::vector<int>& source_ids, const std::vector<i
 }
 
 LoadedCorpus load_parallel_corpus(const std::vector<std::string>& source_files,
-                                  const std::vector<std::string>& target_files,
-                                  const Tokenizers& tokenizers, const CorpusFilter& filter,
-                                  const std::string& cache_dir) {
+                                  const std::vector<std::string>& target_files, const Tokenizers& tokenizers,
+                                  const CorpusFilter& filter, const std::string& cache_dir) {
   check_file_lists(source_files, target_files);
   LoadedCorpus loaded;
   std::string cache_path;

@@ -36,7 +36,7 @@ struct CorpusFilter {
 
 // What loading did; every skipped pair is counted under the first reason that applies.
 struct CorpusStats {
-  uint64_t pairs_read = 0;        // lines of all source files
+  uint64_t pairs_read = 0;  // lines of all source files
   uint64_t kept = 0;
   uint64_t skipped_empty = 0;     // either side empty after trimming whitespace
   uint64_t skipped_too_long = 0;  // either side over max_length tokens
@@ -58,8 +58,7 @@ struct LoadedCorpus {
 // reused while the files (path, size, modification time), the tokenizers and the filter are
 // unchanged (see corpus_cache.hpp).
 LoadedCorpus load_parallel_corpus(const std::vector<std::string>& source_files,
-                                  const std::vector<std::string>& target_files,
-                                  const Tokenizers& tokenizers, const CorpusFilter& filter,
-                                  const std::string& cache_dir);
+                                  const std::vector<std::string>& target_files, const Tokenizers& tokenizers,
+                                  const CorpusFilter& filter, const std::string& cache_dir);
 
 }  // namespace heed

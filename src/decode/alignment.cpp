@@ -15,8 +15,8 @@ std::vector<int> piece_words(const Tokenizer& tokenizer, const std::vector<int32
     if (tokenizer.piece(ids[i]) == kSpacePiece) {
       // A bare "▁" is the space of the word after it when that word's first piece did not merge
       // with it (e.g. a byte token); before another space or at the end it belongs to no word.
-      const bool starts_next = i + 1 < ids.size() && tokenizer.piece(ids[i + 1]) != kSpacePiece &&
-                               !tokenizer.starts_word(ids[i + 1]);
+      const bool starts_next =
+          i + 1 < ids.size() && tokenizer.piece(ids[i + 1]) != kSpacePiece && !tokenizer.starts_word(ids[i + 1]);
       if (starts_next) {
         words.push_back(++word);
         after_space = false;

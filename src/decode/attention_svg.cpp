@@ -9,8 +9,8 @@
 namespace heed {
 namespace {
 
-constexpr int kCell = 22;         // px per matrix cell
-constexpr int kCharWidth = 8;     // px per label character (an estimate for the 13px font)
+constexpr int kCell = 22;      // px per matrix cell
+constexpr int kCharWidth = 8;  // px per label character (an estimate for the 13px font)
 constexpr int kMargin = 8;
 
 std::string xml_escape(const std::string& s) {
@@ -101,10 +101,11 @@ std::string attention_svg(const AttentionMap& map) {
 
   std::string svg;
   char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-                "font-family=\"sans-serif\" font-size=\"13\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
-                width, height, width, height);
+  std::snprintf(
+      buf, sizeof buf,
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+      "font-family=\"sans-serif\" font-size=\"13\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+      width, height, width, height);
   svg += buf;
   for (int s = 0; s < columns; ++s) {  // source words across the top, read bottom-up
     const int x = left + s * kCell + kCell / 2 + 4, y = top - kMargin;

@@ -12,7 +12,7 @@ namespace heed {
 
 struct AttentionMap {
   std::vector<std::string> source_labels, target_labels;  // words, then "</s>"
-  std::vector<std::vector<float>> weights;                 // [target label][source label]
+  std::vector<std::vector<float>> weights;                // [target label][source label]
 };
 
 // `attention`: a row per target piece and one for </s>, over the source pieces and </s> (as in

@@ -124,11 +124,13 @@ class Search {
   Search(Seq2Seq& model, const Batch& batch, const DecodingConfig& options, bool keep_attention)
       : model_(model), batch_(batch), opt_(options), keep_attention_(keep_attention), vocab_(model.target_vocab()) {
     allowed_.assign(vocab_, 1);
-    for (int banned : {kPadId, kBosId}) if (banned < vocab_) allowed_[banned] = 0;
+    for (int banned : {kPadId, kBosId})
+      if (banned < vocab_) allowed_[banned] = 0;
     if (!options.allow_unk && kUnkId < vocab_) allowed_[kUnkId] = 0;
     // Step t feeds decoder position t and </s> is forced at t = max length, so a model with P
     // positions allows at most P - 1 tokens before </s>.
-    const int position_cap = model.max_target_positions() > 0 ? model.max_target_positions() - 1 : std::numeric_limits<int>::max();
+    const int position_cap =
+        model.max_target_positions() > 0 ? model.max_target_positions() - 1 : std::numeric_limits<int>::max();
     for (int b = 0; b < batch.size; ++b)
       max_length_.push_back(std::min(max_output_length(batch.src_lengths[b] - 1, options), position_cap));
     finished_.resize(batch.size);
@@ -147,8 +149,8 @@ class Search {
       StepOutput out = model_.step(*state, previous);
       const Tensor logits = out.logits.contiguous();
       if (logits.ndim() != 2 || logits.dim(0) != static_cast<int64_t>(live.size()) || logits.dim(1) != vocab_)
-        throw Error("beam search: the model's step gave logits of shape " + shape_str(logits.shape()) +
-                    ", expected [" + std::to_string(live.size()) + ", " + std::to_string(vocab_) + "]");
+        throw Error("beam search: the model's step gave logits of shape " + shape_str(logits.shape()) + ", expected [" +
+                    std::to_string(live.size()) + ", " + std::to_string(vocab_) + "]");
       attention_.push_back(out.attention.defined() && keep_attention_ ? out.attention.contiguous() : Tensor());
 
       // Each row's best extensions, rows in parallel: the log-softmax and the scan over the
@@ -239,8 +241,8 @@ class Search {
     const float alpha = opt_.length_penalty;
     for (const Candidate& c : continuing) {
       // Σ log p only falls as a hypothesis grows; ℓ lies between length + 1 and the limit + 1.
-      const float reachable = std::max(normalised(c.log_prob, length + 1, alpha),
-                                       normalised(c.log_prob, max_length_[b] + 1, alpha));
+      const float reachable =
+          std::max(normalised(c.log_prob, length + 1, alpha), normalised(c.log_prob, max_length_[b] + 1, alpha));
       if (reachable > to_beat) return false;
     }
     return true;
@@ -277,7 +279,8 @@ class Search {
     std::vector<std::vector<Hypothesis>> out(batch_.size);
     for (int b = 0; b < batch_.size; ++b) {
       std::vector<Finished> done = finished_[b];
-      std::stable_sort(done.begin(), done.end(), [](const Finished& x, const Finished& y) { return x.score > y.score; });
+      std::stable_sort(done.begin(), done.end(),
+                       [](const Finished& x, const Finished& y) { return x.score > y.score; });
       if (done.size() > size_t(opt_.nbest)) done.resize(opt_.nbest);
       for (const Finished& f : done) out[b].push_back(hypothesis(f, b));
       // Only when the model gives </s> probability 0 even at the length limit.
@@ -295,7 +298,7 @@ class Search {
   std::vector<int> max_length_;
   std::vector<Node> nodes_;
   std::vector<std::vector<Candidate>> row_candidates_;  // per row of the current step
-  std::vector<Tensor> attention_;  // per step: [rows of that step, S]
+  std::vector<Tensor> attention_;                       // per step: [rows of that step, S]
   std::vector<std::vector<Finished>> finished_;
 };
 

@@ -84,7 +84,7 @@ std::vector<TranslationResult> translate_lines(Seq2Seq& model, const Tokenizers&
   }
 
   const StepWeightsHold hold(model);  // the parameters stay as they are until every batch is done
-  const EvalMode eval(model);           // set once here: the workers only read it
+  const EvalMode eval(model);         // set once here: the workers only read it
   const auto batches = make_batches(results, decoding);
   auto translate_batch = [&](const std::vector<size_t>& members) {
     throw_if_interrupted();

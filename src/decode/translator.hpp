@@ -14,8 +14,8 @@ namespace heed {
 
 struct Translation {
   std::string text;
-  std::vector<int32_t> tokens;  // target ids without </s>
-  float score = 0, log_prob = 0;  // see Hypothesis; 0 for an empty input line
+  std::vector<int32_t> tokens;                // target ids without </s>
+  float score = 0, log_prob = 0;              // see Hypothesis; 0 for an empty input line
   std::vector<std::vector<float>> attention;  // see Hypothesis
 };
 
@@ -23,7 +23,7 @@ struct TranslationResult {
   std::vector<int32_t> source_tokens;  // as translated (after truncation), without </s>
   int original_length = 0;             // source tokens before truncation
   bool truncated = false;
-  std::vector<Translation> nbest;      // best first; one empty translation for an empty line
+  std::vector<Translation> nbest;  // best first; one empty translation for an empty line
 };
 
 // Padded source tokens a batch may hold whatever the batching settings: long lines go in small

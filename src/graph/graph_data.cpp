@@ -54,15 +54,16 @@ T number(std::string_view text, const Lines& in, const char* what) {
   T value{};
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size())
-    in.fail(std::string(what) + " '" + std::string(text) + "' is not a" + (std::is_integral_v<T> ? "n integer" : " number"));
+    in.fail(std::string(what) + " '" + std::string(text) + "' is not a" +
+            (std::is_integral_v<T> ? "n integer" : " number"));
   return value;
 }
 
 int32_t node_id(std::string_view text, const Lines& in, int64_t nodes) {
   const auto id = number<int64_t>(text, in, "node id");
   if (id < 0 || id >= nodes)
-    in.fail("node id " + std::to_string(id) + " out of range (the graph has " + std::to_string(nodes) +
-            " nodes, 0 … " + std::to_string(nodes - 1) + ")");
+    in.fail("node id " + std::to_string(id) + " out of range (the graph has " + std::to_string(nodes) + " nodes, 0 … " +
+            std::to_string(nodes - 1) + ")");
   return static_cast<int32_t>(id);
 }
 
@@ -172,13 +173,15 @@ void apply_meta(const std::string& dir, GraphData& g) {
                   std::to_string(actual));
   };
   if (const int64_t f = count("features"); f >= 0) {
-    if (f < g.features) throw Error(path + ": \"features\" is " + std::to_string(f) + " but features.txt uses column " +
-                                    std::to_string(g.features - 1));
+    if (f < g.features)
+      throw Error(path + ": \"features\" is " + std::to_string(f) + " but features.txt uses column " +
+                  std::to_string(g.features - 1));
     g.features = f;
   }
   if (const int64_t c = count("classes"); c >= 0 && !g.labels.empty()) {
-    if (c < g.classes) throw Error(path + ": \"classes\" is " + std::to_string(c) + " but labels.txt has class " +
-                                   std::to_string(g.classes - 1));
+    if (c < g.classes)
+      throw Error(path + ": \"classes\" is " + std::to_string(c) + " but labels.txt has class " +
+                  std::to_string(g.classes - 1));
     g.classes = c;
   }
   expect("nodes", g.nodes, "features.txt");

@@ -24,13 +24,13 @@ struct GraphData {
   std::vector<int64_t> feature_offsets;
   std::vector<int32_t> feature_columns;
   std::vector<float> feature_values;
-  std::vector<int32_t> labels;                     // [nodes]; empty without labels.txt
-  std::vector<Edge> edges;                         // undirected, i < j, sorted, each once
-  std::vector<int32_t> train, val, test;           // empty without the split files
+  std::vector<int32_t> labels;            // [nodes]; empty without labels.txt
+  std::vector<Edge> edges;                // undirected, i < j, sorted, each once
+  std::vector<int32_t> train, val, test;  // empty without the split files
 };
 
 struct GraphReadOptions {
-  bool labels_and_splits = true;  // node classification needs them; link prediction does not
+  bool labels_and_splits = true;   // node classification needs them; link prediction does not
   bool normalize_features = true;  // each node's feature values scaled to sum 1 (zero rows stay 0)
 };
 

@@ -20,11 +20,13 @@ struct SplitMix {
 LinkSplit split_links(const GraphData& graph, double val_share, double test_share, uint64_t seed) {
   std::vector<Edge> edges = graph.edges;
   const auto n = static_cast<int64_t>(edges.size());
-  const auto n_val = static_cast<int64_t>(std::floor(val_share * n)), n_test = static_cast<int64_t>(std::floor(test_share * n));
+  const auto n_val = static_cast<int64_t>(std::floor(val_share * n)),
+             n_test = static_cast<int64_t>(std::floor(test_share * n));
   if (n_val < 1 || n_test < 1 || n - n_val - n_test < 1)
     throw Error("link prediction: " + std::to_string(n) + " edges are too few to hold out validation and test edges");
   SplitMix next{seed};
-  for (int64_t i = n - 1; i > 0; --i) std::swap(edges[i], edges[next() % static_cast<uint64_t>(i + 1)]);  // Fisher–Yates
+  for (int64_t i = n - 1; i > 0; --i)
+    std::swap(edges[i], edges[next() % static_cast<uint64_t>(i + 1)]);  // Fisher–Yates
   LinkSplit split;
   split.test.assign(edges.begin(), edges.begin() + n_test);
   split.val.assign(edges.begin() + n_test, edges.begin() + n_test + n_val);

@@ -25,9 +25,8 @@ constexpr uint64_t kMaxHeaderBytes = 100'000'000;
 
 const std::map<std::string, size_t>& dtype_sizes() {
   static const std::map<std::string, size_t> sizes = {
-      {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E5M2", 1}, {"F8_E4M3", 1}, {"I16", 2},
-      {"U16", 2},  {"F16", 2}, {"BF16", 2}, {"I32", 4},    {"U32", 4},     {"F32", 4},
-      {"I64", 8},  {"U64", 8}, {"F64", 8}};
+      {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E5M2", 1}, {"F8_E4M3", 1}, {"I16", 2}, {"U16", 2}, {"F16", 2},
+      {"BF16", 2}, {"I32", 4}, {"U32", 4}, {"F32", 4},     {"I64", 8},     {"U64", 8}, {"F64", 8}};
   return sizes;
 }
 
@@ -52,8 +51,7 @@ template <typename T>
 SafeTensor make_tensor(const char* dtype, std::vector<int64_t> shape, const T* values, size_t n) {
   SafeTensor t{dtype, std::move(shape), {}};
   if (uint64_t(t.element_count()) != n)
-    throw Error(std::string("safetensors: ") + std::to_string(n) + " values do not fill shape " +
-                shape_text(t.shape));
+    throw Error(std::string("safetensors: ") + std::to_string(n) + " values do not fill shape " + shape_text(t.shape));
   t.data.resize(n * sizeof(T));
   if (n) std::memcpy(t.data.data(), values, n * sizeof(T));
   return t;
@@ -61,8 +59,7 @@ SafeTensor make_tensor(const char* dtype, std::vector<int64_t> shape, const T* v
 
 template <typename T>
 std::vector<T> copy_values(const SafeTensor& t, const char* dtype) {
-  if (t.dtype != dtype)
-    throw Error("safetensors: tensor has dtype " + t.dtype + ", expected " + dtype);
+  if (t.dtype != dtype) throw Error("safetensors: tensor has dtype " + t.dtype + ", expected " + dtype);
   std::vector<T> values(t.data.size() / sizeof(T));
   if (!values.empty()) std::memcpy(values.data(), t.data.data(), values.size() * sizeof(T));
   return values;
@@ -85,8 +82,7 @@ nlohmann::json parse_header(const std::string& text, const std::string& origin) 
   } catch (const nlohmann::json::exception& e) {
     throw Error(origin + ": safetensors header is not valid JSON: " + e.what());
   }
-  if (!duplicate.empty())
-    throw Error(origin + ": safetensors header names tensor '" + duplicate + "' twice");
+  if (!duplicate.empty()) throw Error(origin + ": safetensors header names tensor '" + duplicate + "' twice");
   if (!header.is_object()) throw Error(origin + ": safetensors header is not a JSON object");
   return header;
 }
@@ -146,11 +142,10 @@ SafeTensorFile parse_safetensors(const std::string& bytes, const std::string& or
   std::memcpy(&header_len, bytes.data(), 8);
   const uint64_t available = bytes.size() - 8;
   if (header_len > kMaxHeaderBytes && header_len <= available)
-    throw Error(origin + ": safetensors header length " + std::to_string(header_len) +
-                " is over the 100 MB limit");
+    throw Error(origin + ": safetensors header length " + std::to_string(header_len) + " is over the 100 MB limit");
   if (header_len > available)
-    throw Error(origin + ": safetensors header length " + std::to_string(header_len) +
-                " exceeds the file (" + std::to_string(available) + " bytes after the length)");
+    throw Error(origin + ": safetensors header length " + std::to_string(header_len) + " exceeds the file (" +
+                std::to_string(available) + " bytes after the length)");
   const std::string header_text = bytes.substr(8, header_len);
   if (find_invalid_utf8(header_text) != std::string::npos)
     throw Error(origin + ": safetensors header is not valid UTF-8");
@@ -169,14 +164,12 @@ SafeTensorFile parse_safetensors(const std::string& bytes, const std::string& or
     if (name == "__metadata__") {
       if (!info.is_object()) throw Error(origin + ": __metadata__ must be a JSON object");
       for (const auto& [key, value] : info.items()) {
-        if (!value.is_string())
-          throw Error(origin + ": __metadata__ value of '" + key + "' must be a string");
+        if (!value.is_string()) throw Error(origin + ": __metadata__ value of '" + key + "' must be a string");
         file.metadata[key] = value.get<std::string>();
       }
       continue;
     }
-    if (!info.is_object() || !info.contains("dtype") || !info.contains("shape") ||
-        !info.contains("data_offsets"))
+    if (!info.is_object() || !info.contains("dtype") || !info.contains("shape") || !info.contains("data_offsets"))
       throw Error(where + ": needs an object with dtype, shape and data_offsets");
     SafeTensor t;
     if (!info["dtype"].is_string()) throw Error(where + ": dtype must be a string");
@@ -190,8 +183,7 @@ SafeTensorFile parse_safetensors(const std::string& bytes, const std::string& or
       t.shape.push_back(d.get<int64_t>());
     }
     const auto& offsets = info["data_offsets"];
-    if (!offsets.is_array() || offsets.size() != 2)
-      throw Error(where + ": data_offsets must be [begin, end]");
+    if (!offsets.is_array() || offsets.size() != 2) throw Error(where + ": data_offsets must be [begin, end]");
     const uint64_t begin = offset_value(offsets[0], where), end = offset_value(offsets[1], where);
     if (begin > end || end > data_size)
       throw Error(where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
@@ -200,31 +192,30 @@ SafeTensorFile parse_safetensors(const std::string& bytes, const std::string& or
     const size_t elem = dtype_sizes().at(t.dtype);
     if (!checked_element_count(t.shape, count) || count > std::numeric_limits<uint64_t>::max() / elem ||
         count * elem != end - begin)
-      throw Error(where + ": " + std::to_string(end - begin) + " bytes of data do not match " +
-                  t.dtype + " " + shape_text(t.shape));
+      throw Error(where + ": " + std::to_string(end - begin) + " bytes of data do not match " + t.dtype + " " +
+                  shape_text(t.shape));
     t.data.assign(bytes.begin() + data_begin + begin, bytes.begin() + data_begin + end);
     extents.push_back({begin, end, name});
     file.tensors.emplace(name, std::move(t));
   }
 
   // The tensors must tile the data section exactly, as the reference implementation demands.
-  std::sort(extents.begin(), extents.end(), [](const Extent& a, const Extent& b) {
-    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-  });
+  std::sort(extents.begin(), extents.end(),
+            [](const Extent& a, const Extent& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
   uint64_t expected = 0;
   for (const auto& e : extents) {
     if (e.begin < expected)
       throw Error(origin + ": tensor '" + e.name + "' overlaps the previous tensor (starts at byte " +
                   std::to_string(e.begin) + ", before " + std::to_string(expected) + ")");
     if (e.begin > expected)
-      throw Error(origin + ": hole in the data before tensor '" + e.name + "' (bytes " +
-                  std::to_string(expected) + " to " + std::to_string(e.begin) + " unused)");
+      throw Error(origin + ": hole in the data before tensor '" + e.name + "' (bytes " + std::to_string(expected) +
+                  " to " + std::to_string(e.begin) + " unused)");
     expected = e.end;
   }
   if (expected != data_size)
     throw Error(origin + ": " + std::to_string(data_size - expected) +
-                " bytes after the last tensor's data (the data section has " +
-                std::to_string(data_size) + " bytes, the tensors use " + std::to_string(expected) + ")");
+                " bytes after the last tensor's data (the data section has " + std::to_string(data_size) +
+                " bytes, the tensors use " + std::to_string(expected) + ")");
   return file;
 }
 
@@ -242,18 +233,15 @@ std::string serialize_safetensors(const SafeTensorFile& file) {
     order.push_back(&entry);
   }
   // Largest elements first: every offset is then a multiple of its tensor's element size.
-  std::stable_sort(order.begin(), order.end(), [](auto* a, auto* b) {
-    return dtype_size(a->second.dtype) > dtype_size(b->second.dtype);
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [](auto* a, auto* b) { return dtype_size(a->second.dtype) > dtype_size(b->second.dtype); });
 
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   if (!file.metadata.empty()) header["__metadata__"] = file.metadata;
   uint64_t offset = 0;
   for (const auto* entry : order) {
     const SafeTensor& t = entry->second;
-    header[entry->first] = {{"dtype", t.dtype},
-                            {"shape", t.shape},
-                            {"data_offsets", {offset, offset + t.data.size()}}};
+    header[entry->first] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.data.size()}}};
     offset += t.data.size();
   }
   std::string header_text;

@@ -67,8 +67,7 @@ struct BleuSegmentScorer::Scratch {
   std::vector<NgramCount> ref_counts, merged;
 };
 
-BleuSegmentScorer::BleuSegmentScorer(BleuOptions options)
-    : options_(options), scratch_(std::make_shared<Scratch>()) {}
+BleuSegmentScorer::BleuSegmentScorer(BleuOptions options) : options_(options), scratch_(std::make_shared<Scratch>()) {}
 
 std::string BleuSegmentScorer::preprocess(std::string_view line) const {
   if (options_.lowercase) return tokenize(options_.tokenizer, python_rstrip(python_lower(line)));

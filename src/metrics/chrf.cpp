@@ -130,8 +130,8 @@ double chrf_from_stats(const ChrfStats& stats, const ChrfOptions& options) {
   return 100 * score;
 }
 
-double corpus_chrf(const std::vector<std::string>& hypotheses,
-                   const std::vector<std::vector<std::string>>& references, const ChrfOptions& options) {
+double corpus_chrf(const std::vector<std::string>& hypotheses, const std::vector<std::vector<std::string>>& references,
+                   const ChrfOptions& options) {
   for (size_t r = 0; r < references.size(); ++r)
     if (references[r].size() != hypotheses.size())
       throw Error("chrF: reference stream " + std::to_string(r + 1) + " has " + std::to_string(references[r].size()) +

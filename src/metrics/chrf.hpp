@@ -40,8 +40,8 @@ class ChrfSegmentScorer {
 
 // 0..100
 double chrf_from_stats(const ChrfStats& stats, const ChrfOptions& options);
-double corpus_chrf(const std::vector<std::string>& hypotheses,
-                   const std::vector<std::vector<std::string>>& references, const ChrfOptions& options = {});
+double corpus_chrf(const std::vector<std::string>& hypotheses, const std::vector<std::vector<std::string>>& references,
+                   const ChrfOptions& options = {});
 
 // "chrF2", "chrF2++"
 std::string chrf_name(const ChrfOptions& options);

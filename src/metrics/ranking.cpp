@@ -10,7 +10,8 @@ namespace {
 
 // Indices by decreasing score.
 std::vector<size_t> by_score(const std::vector<float>& scores, const std::vector<bool>& positive) {
-  if (scores.size() != positive.size()) throw std::invalid_argument("ranking metric: scores and labels differ in length");
+  if (scores.size() != positive.size())
+    throw std::invalid_argument("ranking metric: scores and labels differ in length");
   std::vector<size_t> order(scores.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });

@@ -21,8 +21,8 @@ bool is_period_or_comma(char c) { return c == '.' || c == ','; }
 
 // [\{-\~\[-\` -\&\(-\+\:-\@\/]: ASCII punctuation except ' , - . (and no letters or digits).
 bool is_13a_split_char(char c) {
-  return (c >= '{' && c <= '~') || (c >= '[' && c <= '`') || (c >= ' ' && c <= '&') ||
-         (c >= '(' && c <= '+') || (c >= ':' && c <= '@') || c == '/';
+  return (c >= '{' && c <= '~') || (c >= '[' && c <= '`') || (c >= ' ' && c <= '&') || (c >= '(' && c <= '+') ||
+         (c >= ':' && c <= '@') || c == '/';
 }
 
 // re.sub of a two-character pattern `(A)(B)`: non-overlapping matches scanned left to right.
@@ -71,15 +71,16 @@ std::string tokenize_regexp(const std::string& line) {
   }
   if (s.find('-') != std::string::npos) {
     // ([0-9])(-) -> '\1 \2 '
-    s = substitute_pair(s, is_digit, [](char c) { return c == '-'; }, false, true);
+    s = substitute_pair(
+        s, is_digit, [](char c) { return c == '-'; }, false, true);
   }
   return collapse_whitespace(s);
 }
 
 // re.sub over code points with a two-character pattern (the intl tokenizer's rules).
 template <typename First, typename Second>
-std::u32string substitute_pair_cp(const std::u32string& s, First first, Second second,
-                                  bool space_before_first, bool space_after_second) {
+std::u32string substitute_pair_cp(const std::u32string& s, First first, Second second, bool space_before_first,
+                                  bool space_after_second) {
   std::u32string out;
   out.reserve(s.size() + s.size() / 4);
   size_t n = s.size();
@@ -151,7 +152,7 @@ std::string tokenize_intl(std::string_view line) {
   auto not_number = [](char32_t c) { return !is_number(c); };
   s = substitute_pair_cp(s, not_number, punct, false, true);  // (\P{N})(\p{P}) -> '\1 \2 '
   s = substitute_pair_cp(s, punct, not_number, true, false);  // (\p{P})(\P{N}) -> ' \1 \2'
-  std::u32string spaced;                                       // (\p{S}) -> ' \1 '
+  std::u32string spaced;                                      // (\p{S}) -> ' \1 '
   spaced.reserve(s.size() + s.size() / 4);
   for (char32_t c : s) {
     if (is_symbol(c)) {
@@ -171,11 +172,10 @@ std::string tokenize_intl(std::string_view line) {
 // U+2F81..U+2FA1 for the second; the astral ranges themselves never match.
 bool is_chinese_char(char32_t c) {
   static constexpr CodeRange kRanges[] = {
-      {0x3400, 0x4DB5}, {0x4E00, 0x9FA5}, {0x9FA6, 0x9FBB}, {0xF900, 0xFA2D}, {0xFA30, 0xFA6A},
-      {0xFA70, 0xFAD9}, {0x2001, 0x2A6D}, {0x2F81, 0x2FA1}, {0xFF00, 0xFFEF}, {0x2E80, 0x2EFF},
-      {0x3000, 0x303F}, {0x31C0, 0x31EF}, {0x2F00, 0x2FDF}, {0x2FF0, 0x2FFF}, {0x3100, 0x312F},
-      {0x31A0, 0x31BF}, {0xFE10, 0xFE1F}, {0xFE30, 0xFE4F}, {0x2600, 0x26FF}, {0x2700, 0x27BF},
-      {0x3200, 0x32FF}, {0x3300, 0x33FF},
+      {0x3400, 0x4DB5}, {0x4E00, 0x9FA5}, {0x9FA6, 0x9FBB}, {0xF900, 0xFA2D}, {0xFA30, 0xFA6A}, {0xFA70, 0xFAD9},
+      {0x2001, 0x2A6D}, {0x2F81, 0x2FA1}, {0xFF00, 0xFFEF}, {0x2E80, 0x2EFF}, {0x3000, 0x303F}, {0x31C0, 0x31EF},
+      {0x2F00, 0x2FDF}, {0x2FF0, 0x2FFF}, {0x3100, 0x312F}, {0x31A0, 0x31BF}, {0xFE10, 0xFE1F}, {0xFE30, 0xFE4F},
+      {0x2600, 0x26FF}, {0x2700, 0x27BF}, {0x3200, 0x32FF}, {0x3300, 0x33FF},
   };
   for (const auto& r : kRanges)
     if (c >= r.first && c <= r.last) return true;

@@ -338,8 +338,8 @@ double corpus_ter(const std::vector<std::string>& hypotheses, const std::vector<
 }
 
 std::string ter_signature(size_t num_refs, std::string_view version) {
-  return "nrefs:" + std::to_string(num_refs) + "|case:lc|tok:tercom|norm:no|punct:yes|asian:no|version:" +
-         std::string(version);
+  return "nrefs:" + std::to_string(num_refs) +
+         "|case:lc|tok:tercom|norm:no|punct:yes|asian:no|version:" + std::string(version);
 }
 
 }  // namespace heed::metrics

@@ -10,17 +10,14 @@ namespace {
 
 bool in_ranges(const CodeRange* ranges, size_t size, char32_t c) {
   const CodeRange* end = ranges + size;
-  const CodeRange* it =
-      std::upper_bound(ranges, end, c, [](char32_t v, const CodeRange& r) { return v < r.first; });
+  const CodeRange* it = std::upper_bound(ranges, end, c, [](char32_t v, const CodeRange& r) { return v < r.first; });
   return it != ranges && c <= (it - 1)->last;
 }
 
 constexpr char32_t kCapitalSigma = 0x3A3, kSmallSigma = 0x3C3, kFinalSigma = 0x3C2;
 
 bool is_cased(char32_t c) { return in_ranges(tables::cased, tables::cased_size, c); }
-bool is_case_ignorable(char32_t c) {
-  return in_ranges(tables::case_ignorable, tables::case_ignorable_size, c);
-}
+bool is_case_ignorable(char32_t c) { return in_ranges(tables::case_ignorable, tables::case_ignorable_size, c); }
 
 // CPython's handle_capital_sigma: final form when preceded by a cased character and not followed
 // by one, skipping case-ignorable characters on both sides.

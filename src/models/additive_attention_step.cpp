@@ -21,7 +21,8 @@ void additive_attention_step(const Tensor& query, const Tensor& keys, const Tens
                 ", values " + shape_str(values.shape()) + ", context " + shape_str(context.shape()) + ", " +
                 std::to_string(source_row.size()) + " source rows");
   for (int32_t b : source_row)
-    if (b < 0 || b >= B) throw Error("additive_attention_step: source row " + std::to_string(b) + " of " + std::to_string(B));
+    if (b < 0 || b >= B)
+      throw Error("additive_attention_step: source row " + std::to_string(b) + " of " + std::to_string(B));
   alpha = Tensor::empty({N, S});
   const float* pq = query.data();
   const int64_t q_stride = query.strides()[0];

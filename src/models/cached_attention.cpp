@@ -14,7 +14,8 @@ namespace heed {
 void cached_attention(const float* q, int64_t q_stride, int64_t N, int64_t heads, int64_t head_dim,
                       const AttentionMemory& memory, const float* key_pad, float* out, float* mean_probs) {
   const int64_t len = memory.len, dh = head_dim;
-  if (len < 1 || heads < 1 || dh < 1 || memory.row_stride < heads * dh || !memory.keys || !memory.values || !memory.rows)
+  if (len < 1 || heads < 1 || dh < 1 || memory.row_stride < heads * dh || !memory.keys || !memory.values ||
+      !memory.rows)
     throw Error("cached_attention: " + std::to_string(len) + " positions, " + std::to_string(heads) + " heads of " +
                 std::to_string(dh) + ", row stride " + std::to_string(memory.row_stride));
   const float inv_sqrt_dh = 1.f / std::sqrt(static_cast<float>(dh));

@@ -20,7 +20,8 @@ Var mean_of_heads(const Var& y) {
 
 // (heads, features) of layer l of L.
 std::pair<int64_t, int64_t> layer_shape(const GatConfig& c, int l, int64_t outputs) {
-  return l + 1 < c.layers ? std::pair<int64_t, int64_t>{c.heads, c.hidden} : std::pair<int64_t, int64_t>{c.output_heads, outputs};
+  return l + 1 < c.layers ? std::pair<int64_t, int64_t>{c.heads, c.hidden}
+                          : std::pair<int64_t, int64_t>{c.output_heads, outputs};
 }
 
 }  // namespace

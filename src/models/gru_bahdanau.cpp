@@ -51,22 +51,24 @@ namespace {
 struct GruStepWeights {
   PackedWeight state_w;
   Tensor state_b;
-  Tensor by_token;      // [V, 3D + L]: [W_ih,e · E_tgt[v] + b_ih ; W_o,e · E_tgt[v] + b_o]
-  Tensor by_context;    // [3D + L, 2H]: [W_ih,c ; W_o,c]
+  Tensor by_token;               // [V, 3D + L]: [W_ih,e · E_tgt[v] + b_ih ; W_o,e · E_tgt[v] + b_o]
+  Tensor by_context;             // [3D + L, 2H]: [W_ih,c ; W_o,c]
   PackedWeight readout_state_w;  // W_o,s [L, D]
   PackedWeight out_w;
 };
 
 // Columns [begin, end) of a 2-D tensor, as a view.
-Tensor columns(const Tensor& t, int64_t begin, int64_t end) { return t.transpose(0, 1).slice(begin, end).transpose(0, 1); }
+Tensor columns(const Tensor& t, int64_t begin, int64_t end) {
+  return t.transpose(0, 1).slice(begin, end).transpose(0, 1);
+}
 
 // Beam rows share their sentence's encoder rows (source_row), so reorder() only moves s.
 struct GruState : DecoderState {
-  Tensor s;                         // [N, D]
-  std::vector<int32_t> source_row;  // [N]: the encoder row (sentence) of each row
-  Tensor keys;                      // [B, S, A]
-  Tensor projected;                 // [B, S, 3D + L]: by_context · h_j
-  Tensor pad_mask;                  // [B, S]
+  Tensor s;                                       // [N, D]
+  std::vector<int32_t> source_row;                // [N]: the encoder row (sentence) of each row
+  Tensor keys;                                    // [B, S, A]
+  Tensor projected;                               // [B, S, 3D + L]: by_context · h_j
+  Tensor pad_mask;                                // [B, S]
   std::shared_ptr<const GruStepWeights> weights;  // held by the model, or prepared by start()
 };
 
@@ -124,7 +126,8 @@ class GruBahdanau : public Seq2Seq {
     const bool held = !held_encoder_w_hh_.empty();
     for (size_t l = 0; l < enc_fwd_.size(); ++l) {
       Var fwd = run_direction(x, enc_fwd_[l], batch.src_lengths, S, false, held ? &held_encoder_w_hh_[2 * l] : nullptr);
-      Var bwd = run_direction(x, enc_bwd_[l], batch.src_lengths, S, true, held ? &held_encoder_w_hh_[2 * l + 1] : nullptr);
+      Var bwd =
+          run_direction(x, enc_bwd_[l], batch.src_lengths, S, true, held ? &held_encoder_w_hh_[2 * l + 1] : nullptr);
       x = concat({fwd, bwd}, -1);
     }
     EncoderOutput out;
@@ -143,8 +146,8 @@ class GruBahdanau : public Seq2Seq {
     Var s = initial_state(enc);
     Tensor mask = enc.pad_mask();
     // Decoder inputs, time-major so that each step's rows are contiguous.
-    Var y = drop(tgt_emb_(batch.tgt_in, {B, T}), dropout_);  // [B, T, E]
-    auto w_ih = split(cell_.weight_ih, {E, H2}, 1);           // [3D, E], [3D, 2H]
+    Var y = drop(tgt_emb_(batch.tgt_in, {B, T}), dropout_);            // [B, T, E]
+    auto w_ih = split(cell_.weight_ih, {E, H2}, 1);                    // [3D, E], [3D, 2H]
     Var gi_y = linear(permute(y, {1, 0, 2}), w_ih[0], cell_.bias_ih);  // [T, B, 3D]
     // The per-step products: packed weights, weight gradients as one matmul over all steps. The
     // two products of s_{t-1} (attention query, W_hh·s) run apart here, unlike in step(): one
@@ -228,10 +231,11 @@ class GruBahdanau : public Seq2Seq {
     auto w = std::make_shared<GruStepWeights>();
     w->state_w = pack_weight(concat({att_query_.weight, cell_.weight_hh}, 0).value());
     w->state_b = concat({att_query_.bias, cell_.bias_hh}, 0).value();
-    auto w_ih = split(cell_.weight_ih, {E, H2}, 1);        // [3D, E], [3D, 2H]: input [e; c]
-    auto w_o = split(readout_.weight, {D, H2, E}, 1);      // [L, D], [L, 2H], [L, E]: input [s; c; e]
-    w->by_token = concat({linear(tgt_emb_.weight, w_ih[0], cell_.bias_ih), linear(tgt_emb_.weight, w_o[2], readout_.bias)},
-                         -1).value();
+    auto w_ih = split(cell_.weight_ih, {E, H2}, 1);    // [3D, E], [3D, 2H]: input [e; c]
+    auto w_o = split(readout_.weight, {D, H2, E}, 1);  // [L, D], [L, 2H], [L, E]: input [s; c; e]
+    w->by_token =
+        concat({linear(tgt_emb_.weight, w_ih[0], cell_.bias_ih), linear(tgt_emb_.weight, w_o[2], readout_.bias)}, -1)
+            .value();
     w->by_context = concat({w_ih[1], w_o[1]}, 0).value();
     w->readout_state_w = pack_weight(w_o[0].value());
     w->out_w = pack_weight(out_.weight.value());
@@ -259,8 +263,8 @@ class GruBahdanau : public Seq2Seq {
   Var attend(const Var& query, const Var& h, const Var& keys, const Tensor& pad_mask, Tensor* alpha_out) {
     attention::Options options;
     options.weights = alpha_out;
-    return attention::attend(attention::AdditiveScore{query, keys, att_v_.weight}, attention::DenseKeys{pad_mask, {}}, h,
-                             options);
+    return attention::attend(attention::AdditiveScore{query, keys, att_v_.weight}, attention::DenseKeys{pad_mask, {}},
+                             h, options);
   }
 
   // o_t = tanh(W_o [s_t ; c_t ; e_t] + b_o), or the product alone for readout_act "linear".
@@ -281,7 +285,7 @@ class GruBahdanau : public Seq2Seq {
   Linear init_state_, att_query_, att_key_, att_v_, readout_, out_;
   GruWeights cell_;
   Tensor last_attention_;
-  std::shared_ptr<const GruStepWeights> held_;  // while decoding holds them (StepWeightsHold)
+  std::shared_ptr<const GruStepWeights> held_;   // while decoding holds them (StepWeightsHold)
   std::vector<PackedWeight> held_encoder_w_hh_;  // the same hold: per layer, forward then backward
 };
 

@@ -160,7 +160,7 @@ class Ntm : public Seq2Seq {
 
  private:
   int shifts() const { return 2 * c_.shift_width + 1; }
-  int read_size() const { return c_.memory_width + 3 + shifts(); }  // k, β̂, ĝ, ŝ, γ̂
+  int read_size() const { return c_.memory_width + 3 + shifts(); }      // k, β̂, ĝ, ŝ, γ̂
   int write_size() const { return read_size() + 2 * c_.memory_width; }  // + ê, â
 
   // ids [B, T] → [T, B], so that each step's embeddings are contiguous rows.

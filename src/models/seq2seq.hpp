@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "tokens/batch.hpp"
 #include "nn/parameters.hpp"
 #include "tensor/autograd.hpp"
 #include "tensor/ops.hpp"
 #include "tensor/random.hpp"
+#include "tokens/batch.hpp"
 
 namespace heed {
 
@@ -21,7 +21,7 @@ struct EncoderOutput {
   // A decoder that continues the encoder's recurrence (ntm) finds the state after each sentence's
   // last source token here; the attention models leave it empty.
   std::vector<Var> recurrent;
-  Tensor pad_mask() const;           // [B, S]: 1 at padding, 0 at real tokens
+  Tensor pad_mask() const;  // [B, S]: 1 at padding, 0 at real tokens
 };
 
 // Per-architecture decoder state over N rows (sentences × beams). Rows can be gathered

@@ -65,12 +65,12 @@ struct TransformerStepWeights {
 // is found through `ancestor` in the projections of earlier steps: reorder() moves row indices,
 // never a key or a value.
 struct TransformerState : DecoderState {
-  int length = 0;                   // decoder positions computed so far
-  std::vector<int32_t> source_row;  // [N]: the encoder row (sentence) of each row
-  Tensor pad_mask;                  // [B, S]: 1 at source pads
-  std::vector<std::vector<Tensor>> self_qkv;   // [layer][position]: q | k | v of that step's rows [N_j, 3d]
-  std::vector<std::vector<int32_t>> ancestor;  // [position][n]: the row of step j that row n continues
-  std::vector<Tensor> cross_kv;                // per layer [B, S, 2d]: keys | values of the encoder output
+  int length = 0;                                         // decoder positions computed so far
+  std::vector<int32_t> source_row;                        // [N]: the encoder row (sentence) of each row
+  Tensor pad_mask;                                        // [B, S]: 1 at source pads
+  std::vector<std::vector<Tensor>> self_qkv;              // [layer][position]: q | k | v of that step's rows [N_j, 3d]
+  std::vector<std::vector<int32_t>> ancestor;             // [position][n]: the row of step j that row n continues
+  std::vector<Tensor> cross_kv;                           // per layer [B, S, 2d]: keys | values of the encoder output
   std::shared_ptr<const TransformerStepWeights> weights;  // held by the model, or prepared by start()
 };
 
@@ -105,8 +105,8 @@ class Transformer : public Seq2Seq {
       : Seq2Seq(seed), c_(config.transformer), dropout_(config.dropout), src_vocab_(src_vocab), tgt_vocab_(tgt_vocab) {
     const int64_t d = c_.d_model, f = c_.ffn_dim;
     if (c_.heads < 1 || d % c_.heads != 0)
-      throw UsageError("model.transformer.d_model (" + std::to_string(d) + ") must be a multiple of model.transformer.heads (" +
-                       std::to_string(c_.heads) + ")");
+      throw UsageError("model.transformer.d_model (" + std::to_string(d) +
+                       ") must be a multiple of model.transformer.heads (" + std::to_string(c_.heads) + ")");
     if (c_.enc_layers < 1 || c_.dec_layers < 1)
       throw UsageError("model.transformer.enc_layers and dec_layers must be at least 1");
     dh_ = d / c_.heads;
@@ -214,7 +214,9 @@ class Transformer : public Seq2Seq {
     for (const auto& layer : decoder_) {
       const MultiHeadAttention& a = layer.multihead_attn;
       st->cross_kv.push_back(
-          linear(enc.states, slice_rows(a.in_proj_weight, d, 3 * d), slice_rows(a.in_proj_bias, d, 3 * d)).value().contiguous());
+          linear(enc.states, slice_rows(a.in_proj_weight, d, 3 * d), slice_rows(a.in_proj_bias, d, 3 * d))
+              .value()
+              .contiguous());
     }
     st->weights = held_ ? held_ : step_weights();
     return st;
@@ -227,7 +229,8 @@ class Transformer : public Seq2Seq {
     auto& st = static_cast<TransformerState&>(state);
     const int64_t N = st.rows, d = c_.d_model, pos = st.length, S = st.pad_mask.dim(1);
     if (static_cast<int64_t>(previous.size()) != N)
-      throw Error("transformer step: " + std::to_string(previous.size()) + " tokens for " + std::to_string(N) + " rows");
+      throw Error("transformer step: " + std::to_string(previous.size()) + " tokens for " + std::to_string(N) +
+                  " rows");
     StepOutput result;
     result.attention = Tensor::empty({N, S});
     Var x = reshape(embed(tgt_emb_, previous, N, 1, pos), {N, d});
@@ -269,8 +272,8 @@ class Transformer : public Seq2Seq {
         Tensor mixed = Tensor::empty({N, d});
         const bool last = l + 1 == decoder_.size();
         cached_attention(q.data(), d, N, c_.heads, dh_,
-                         AttentionMemory{keys.data(), values.data(), cross_rows.data(), S * 2 * d, S},
-                         cross_pad.data(), mixed.data(), last ? result.attention.data() : nullptr);
+                         AttentionMemory{keys.data(), values.data(), cross_rows.data(), S * 2 * d, S}, cross_pad.data(),
+                         mixed.data(), last ? result.attention.data() : nullptr);
         return Var(linear(mixed, w.cross_out, a.out_proj.bias.value()));
       });
       x = sublayer(x, layer.norm3, [&](const Var& in) {
@@ -310,8 +313,8 @@ class Transformer : public Seq2Seq {
 
   Var embed(const Embedding& table, const std::vector<int32_t>& ids, int64_t rows, int64_t len, int64_t offset) {
     if (offset + len > c_.max_positions)
-      throw Error("a sequence of " + std::to_string(offset + len) + " positions exceeds model.transformer.max_positions (" +
-                  std::to_string(c_.max_positions) + ")");
+      throw Error("a sequence of " + std::to_string(offset + len) +
+                  " positions exceeds model.transformer.max_positions (" + std::to_string(c_.max_positions) + ")");
     Var x = scale(table(ids, {rows, len}), std::sqrt(static_cast<float>(c_.d_model)));
     return drop(add(x, Var(pe_.slice(offset, offset + len))), dropout_);
   }
@@ -329,7 +332,9 @@ class Transformer : public Seq2Seq {
     return linear2(drop(ffn_activation(hidden), dropout_));
   }
 
-  Var ffn_activation(const Var& hidden) const { return c_.activation == FeedForwardActivation::gelu ? gelu(hidden) : relu(hidden); }
+  Var ffn_activation(const Var& hidden) const {
+    return c_.activation == FeedForwardActivation::gelu ? gelu(hidden) : relu(hidden);
+  }
 
   // Dropout on the attention coefficients (training only); `probs` receives them as [B, h, T, S].
   attention::Options coefficients(Tensor* probs) {

@@ -52,7 +52,7 @@ Var attend(const AdditiveScore& score, const DenseKeys& keys, const Var& values,
     if (options.weights) *options.weights = alpha.value();
     return attention_context(drop(alpha, options), values);
   }
-  Var hidden = tanh(add(score.keys, reshape(score.query, {B, 1, A})));           // [B, S, A]
+  Var hidden = tanh(add(score.keys, reshape(score.query, {B, 1, A})));  // [B, S, A]
   Var e = reshape(matmul(reshape(hidden, {B * S, A}), reshape(score.v, {A, 1})), {B, S});
   return weighted_sum_one_query(normalise(e, keys, options), values);
 }
@@ -82,7 +82,7 @@ Var attend(const GraphScore& score, const DenseKeys& keys, const Var& values, co
   Var s = reshape(permute(score.source, {1, 0}), {H, N, 1});
   Var t = reshape(permute(score.target, {1, 0}), {H, 1, N});
   Var e = leaky_relu(add(add(Var(Tensor::zeros({H, N, N})), s), t), score.negative_slope);  // [H, N, N]
-  Var mixed = matmul(normalise(e, keys, options), permute(values, {1, 0, 2}));            // [H, N, F]
+  Var mixed = matmul(normalise(e, keys, options), permute(values, {1, 0, 2}));              // [H, N, F]
   return reshape(permute(mixed, {1, 0, 2}), {N, H, F});
 }
 

@@ -35,13 +35,13 @@ namespace heed::attention {
 
 // ---- scores ----
 struct AdditiveScore {  // one query per sequence
-  Var query;  // [B, A]: W_a s + b_a
-  Var keys;   // [B, S, A]: U_a h_j
-  Var v;      // A elements (any shape)
+  Var query;            // [B, A]: W_a s + b_a
+  Var keys;             // [B, S, A]: U_a h_j
+  Var v;                // A elements (any shape)
 };
 struct DotProductScore {  // G = batch · heads groups of T queries
-  Var query;  // [G, T, d]
-  Var keys;   // [G, S, d]
+  Var query;              // [G, T, d]
+  Var keys;               // [G, S, d]
 };
 struct GraphScore {
   Var source;  // [N, H]: s_i, the query node's half of aᵀ[Wh_i ‖ Wh_j] (+ its bias)
@@ -49,9 +49,9 @@ struct GraphScore {
   float negative_slope = 0.2f;
 };
 struct CosineScore {  // one query per sequence (a read head over memory rows)
-  Var query;     // [B, D]
-  Var keys;      // [B, S, D]
-  Var strength;  // [B]: β ≥ 0 (the caller applies softplus or whatever keeps it positive)
+  Var query;          // [B, D]
+  Var keys;           // [B, S, D]
+  Var strength;       // [B]: β ≥ 0 (the caller applies softplus or whatever keeps it positive)
 };
 
 // ---- key sets ----

@@ -51,8 +51,8 @@ Var GraphAttentionLayer::operator()(const NodeFeatures& x, const Csr& neighbours
   options.dropout = settings.attention_dropout;
   options.rng = &rng;
   options.generic = settings.generic;
-  Var mixed = attention::attend(attention::GraphScore{s, t, settings.negative_slope}, attention::NeighbourKeys{&neighbours},
-                                values, options);
+  Var mixed = attention::attend(attention::GraphScore{s, t, settings.negative_slope},
+                                attention::NeighbourKeys{&neighbours}, values, options);
   return add(mixed, bias);
 }
 

@@ -39,7 +39,7 @@ struct GraphAttentionLayer {
     float input_dropout = 0.f;      // p on the input and on g (0 when not training)
     float attention_dropout = 0.f;  // on α (0 when not training)
     float negative_slope = 0.2f;
-    bool generic = false;           // nn/attention's generic path (tests)
+    bool generic = false;  // nn/attention's generic path (tests)
   };
   // x [N, F_in] → [N, H, F_out], before the activation. Draws its dropout masks from rng.
   Var operator()(const NodeFeatures& x, const Csr& neighbours, const Settings& settings, Rng& rng) const;

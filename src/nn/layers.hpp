@@ -43,7 +43,8 @@ struct Embedding {
   Var weight;
   Embedding() = default;
   Embedding(ParameterSet& params, const std::string& name, int64_t vocab, int64_t dim, Rng& rng)
-      : weight(params.add(name + ".weight", normal_tensor({vocab, dim}, 1.f / std::sqrt(static_cast<float>(dim)), rng))) {}
+      : weight(
+            params.add(name + ".weight", normal_tensor({vocab, dim}, 1.f / std::sqrt(static_cast<float>(dim)), rng))) {}
   Var operator()(const std::vector<int32_t>& ids, const Shape& ids_shape) const {
     return embedding(weight, ids, ids_shape);
   }

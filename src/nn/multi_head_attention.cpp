@@ -2,7 +2,8 @@
 
 namespace heed {
 
-MultiHeadAttention::MultiHeadAttention(ParameterSet& params, const std::string& name, int64_t d, int64_t heads_, Rng& rng)
+MultiHeadAttention::MultiHeadAttention(ParameterSet& params, const std::string& name, int64_t d, int64_t heads_,
+                                       Rng& rng)
     : in_proj_weight(params.add(name + ".in_proj_weight", xavier_uniform_tensor({3 * d, d}, rng))),
       in_proj_bias(params.add(name + ".in_proj_bias", Tensor::zeros({3 * d}))),
       out_proj(xavier_linear(params, name + ".out_proj", d, d, rng)),

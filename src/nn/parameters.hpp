@@ -31,8 +31,8 @@ class ParameterSet {
 };
 
 // Initialisers (PyTorch's defaults for the layers we mirror).
-Tensor uniform_tensor(const Shape& shape, float bound, Rng& rng);      // U(−bound, bound)
-Tensor normal_tensor(const Shape& shape, float stddev, Rng& rng);      // N(0, stddev²)
-Tensor xavier_uniform_tensor(const Shape& shape, Rng& rng);            // [out, in]
+Tensor uniform_tensor(const Shape& shape, float bound, Rng& rng);  // U(−bound, bound)
+Tensor normal_tensor(const Shape& shape, float stddev, Rng& rng);  // N(0, stddev²)
+Tensor xavier_uniform_tensor(const Shape& shape, Rng& rng);        // [out, in]
 
 }  // namespace heed

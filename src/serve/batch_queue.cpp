@@ -12,8 +12,7 @@ Selection select_batch(const std::deque<QueuedSentence>& queue, int max_batch_to
   std::vector<size_t> same;  // the oldest's kind, shortest first (arrival order among equals)
   for (size_t i = 0; i < queue.size(); ++i)
     if (queue[i].job->key == key) same.push_back(i);
-  std::stable_sort(same.begin(), same.end(),
-                   [&](size_t a, size_t b) { return queue[a].tokens < queue[b].tokens; });
+  std::stable_sort(same.begin(), same.end(), [&](size_t a, size_t b) { return queue[a].tokens < queue[b].tokens; });
   auto tokens = [&](size_t j) { return static_cast<long>(queue[same[j]].tokens); };
   const size_t oldest = std::find(same.begin(), same.end(), size_t{0}) - same.begin();
   const long anchor = tokens(oldest);
@@ -44,8 +43,7 @@ bool BatchQueue::push(const std::shared_ptr<Job>& job) {
     const std::lock_guard<std::mutex> lock(mutex_);
     if (closed_) return false;
     for (size_t i = 0; i < job->sources.size(); ++i)
-      if (!job->sources[i].empty())
-        queue_.push_back({job, i, static_cast<int>(job->sources[i].size()) + 1, now});
+      if (!job->sources[i].empty()) queue_.push_back({job, i, static_cast<int>(job->sources[i].size()) + 1, now});
     last_arrival_ = now;
   }
   changed_.notify_all();

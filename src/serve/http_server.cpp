@@ -27,9 +27,7 @@ class Listener : public httplib::Server {
   void widen_backlog() { ::listen(svr_sock_.load(), SOMAXCONN); }
 };
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 }  // namespace
 
@@ -115,8 +113,8 @@ struct HttpServer::Impl {
     });
     if (too_big || res.status == 413) {
       res.set_header("Connection", "close");  // the rest of the body is still on its way
-      throw RequestError(413, "", "request body over the limit of " + std::to_string(options.max_request_bytes) +
-                                      " bytes");
+      throw RequestError(413, "",
+                         "request body over the limit of " + std::to_string(options.max_request_bytes) + " bytes");
     }
     if (!read) throw RequestError(400, "", "the request body could not be read");
     return body;
@@ -131,8 +129,8 @@ struct HttpServer::Impl {
       const TranslateRequest request =
           parse_translate_request(read_body(content, res), options.default_beam, options.limits);
       const auto results = service.translate(request, start + options.timeout);
-      body = translate_response(request, results, service.tokenizers(), options.model_name,
-                                seconds_since(start) * 1000);
+      body =
+          translate_response(request, results, service.tokenizers(), options.model_name, seconds_since(start) * 1000);
       uint64_t source_tokens = 0, target_tokens = 0;
       for (const TranslationResult& r : results) {
         source_tokens += r.source_tokens.size();
@@ -164,7 +162,8 @@ HttpServer::~HttpServer() = default;
 
 int HttpServer::bind() {
   const HttpOptions& o = impl_->options;
-  const int port = o.port == 0 ? impl_->http.bind_to_any_port(o.host) : (impl_->http.bind_to_port(o.host, o.port) ? o.port : -1);
+  const int port =
+      o.port == 0 ? impl_->http.bind_to_any_port(o.host) : (impl_->http.bind_to_port(o.host, o.port) ? o.port : -1);
   if (port < 0)
     throw Error("cannot listen on " + o.host + ":" + std::to_string(o.port) +
                 " (the port is taken, or the host is not an address of this machine)");

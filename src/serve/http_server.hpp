@@ -21,13 +21,13 @@ namespace heed::serve {
 
 struct HttpOptions {
   std::string host = "127.0.0.1";
-  int port = 8080;                       // 0: any free port
-  size_t max_request_bytes = 1 << 20;    // request bodies over it: 413
+  int port = 8080;                     // 0: any free port
+  size_t max_request_bytes = 1 << 20;  // request bodies over it: 413
   RequestLimits limits;
-  int default_beam = 5;                  // when a request gives none
+  int default_beam = 5;                      // when a request gives none
   std::chrono::milliseconds timeout{30000};  // from a request's arrival to its answer: 503 after
   int io_threads = 64;
-  std::string model_name;                // the "model" of answers
+  std::string model_name;  // the "model" of answers
 };
 
 class HttpServer {

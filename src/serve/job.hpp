@@ -24,13 +24,13 @@ struct SearchKey {
 
 struct Job {
   SearchKey key;
-  std::vector<std::vector<int32_t>> sources;  // per sentence, without </s>; empty = nothing to decode
+  std::vector<std::vector<int32_t>> sources;      // per sentence, without </s>; empty = nothing to decode
   std::vector<std::vector<Translation>> results;  // per sentence, n-best, filled by the workers
 
   std::mutex mutex;
   std::condition_variable done;
-  size_t remaining = 0;   // sentences not decoded yet
-  std::string failure;    // set when a worker could not decode one of its batches
+  size_t remaining = 0;  // sentences not decoded yet
+  std::string failure;   // set when a worker could not decode one of its batches
 };
 
 }  // namespace heed::serve

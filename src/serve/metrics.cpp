@@ -26,7 +26,9 @@ void family(std::string& out, const char* name, const char* type, const char* he
   out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
 }
 
-void sample(std::string& out, const std::string& name, uint64_t value) { out += name + " " + std::to_string(value) + "\n"; }
+void sample(std::string& out, const std::string& name, uint64_t value) {
+  out += name + " " + std::to_string(value) + "\n";
+}
 
 }  // namespace
 

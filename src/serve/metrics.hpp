@@ -19,7 +19,7 @@ class Metrics {
  public:
   // Upper bounds of the latency histogram's buckets, in seconds (+Inf follows).
   static constexpr std::array<double, 14> kBuckets = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
-                                                      0.25,  0.5,    1,     2.5,  5,    10,   30};
+                                                      0.25,  0.5,    1,     2.5,  5,     10,   30};
 
   void request_done(int status, double seconds);
   void sentences_done(uint64_t sentences, uint64_t source_tokens, uint64_t target_tokens);

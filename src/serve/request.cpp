@@ -25,12 +25,14 @@ int integer_field(const json& request, const char* name, int fallback, int lo, i
   const auto it = request.find(name);
   if (it == request.end()) return fallback;
   const bool integer = it->is_number_integer();
-  const int64_t v = !integer                  ? 0
-                    : it->is_number_unsigned() ? static_cast<int64_t>(std::min<uint64_t>(
-                                                     it->get<uint64_t>(), std::numeric_limits<int64_t>::max()))
-                                               : it->get<int64_t>();
+  const int64_t v =
+      !integer ? 0
+      : it->is_number_unsigned()
+          ? static_cast<int64_t>(std::min<uint64_t>(it->get<uint64_t>(), std::numeric_limits<int64_t>::max()))
+          : it->get<int64_t>();
   if (!integer || v < lo || v > hi)
-    throw RequestError(400, name, std::string(name) + ": must be an integer from 1 to " + range + ", got " + shown(*it));
+    throw RequestError(400, name,
+                       std::string(name) + ": must be an integer from 1 to " + range + ", got " + shown(*it));
   return static_cast<int>(v);
 }
 
@@ -59,8 +61,9 @@ TranslateRequest parse_translate_request(const std::string& body, int default_be
   if (!text->is_array())
     throw RequestError(400, "text", std::string("text: must be an array of strings, got ") + text->type_name());
   if (text->size() > limits.max_sentences)
-    throw RequestError(413, "text", "text: " + std::to_string(text->size()) + " sentences, over the limit of " +
-                                        std::to_string(limits.max_sentences) + " per request");
+    throw RequestError(413, "text",
+                       "text: " + std::to_string(text->size()) + " sentences, over the limit of " +
+                           std::to_string(limits.max_sentences) + " per request");
   for (size_t i = 0; i < text->size(); ++i) {
     const json& line = (*text)[i];
     const std::string field = "text[" + std::to_string(i) + "]";

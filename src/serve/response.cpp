@@ -28,9 +28,8 @@ std::string translate_response(const TranslateRequest& request, const std::vecto
     }
     translations.push_back(std::move(list));
   }
-  const json body = {{"translations", std::move(translations)},
-                     {"model", model},
-                     {"time_ms", std::round(time_ms * 1000) / 1000}};
+  const json body = {
+      {"translations", std::move(translations)}, {"model", model}, {"time_ms", std::round(time_ms * 1000) / 1000}};
   // Translations are valid UTF-8 (the tokenizer's decode replaces stray bytes), but never let a
   // surprise turn into a failed response.
   return body.dump(-1, ' ', false, json::error_handler_t::replace);

@@ -44,8 +44,9 @@ std::vector<TranslationResult> TranslationService::translate(const TranslateRequ
     const std::vector<int> ids = tokenizers_.source().encode(request.text[i]);
     if (static_cast<int>(ids.size()) > options_.max_sentence_tokens) {
       const std::string field = "text[" + std::to_string(i) + "]";
-      throw RequestError(413, field, field + ": " + std::to_string(ids.size()) + " tokens, over the limit of " +
-                                         std::to_string(options_.max_sentence_tokens) + " per sentence");
+      throw RequestError(413, field,
+                         field + ": " + std::to_string(ids.size()) + " tokens, over the limit of " +
+                             std::to_string(options_.max_sentence_tokens) + " per sentence");
     }
     job->sources[i].assign(ids.begin(), ids.end());
     if (!ids.empty()) ++job->remaining;

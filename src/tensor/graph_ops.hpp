@@ -64,7 +64,7 @@ Var sparse_multihead_linear(const SparseRows& x, const Var& w, float p, Rng& rng
 // [N, H, F]. The mask is element k·H + h of one mask drawn from rng, as dropout() of the [nnz, H]
 // coefficients would draw it. Memory O(nnz · H): the coefficients and a byte per coefficient for
 // the mask are kept for backward. weights_out (optional) receives α [nnz, H] before dropout.
-Var graph_attention(const Var& s, const Var& t, const Var& values, const Csr& neighbours, float negative_slope,
-                    float p, Rng& rng, Tensor* weights_out = nullptr);
+Var graph_attention(const Var& s, const Var& t, const Var& values, const Csr& neighbours, float negative_slope, float p,
+                    Rng& rng, Tensor* weights_out = nullptr);
 
 }  // namespace heed

@@ -121,8 +121,12 @@ std::vector<Case> cases_for(const MatmulShape& s) {
     Tensor bare = Tensor::zeros({s.m, s.n});
     auto holder = std::make_shared<Tensor>();
     Var xv(x), wv(w), bv(bias);
-    Case c{dims + " x·Wᵀ+b linear", flops, nullptr,
-           std::make_shared<BareMatmul>(bare, x, false, w, true, &bias, false), Tensor(), bare};
+    Case c{dims + " x·Wᵀ+b linear",
+           flops,
+           nullptr,
+           std::make_shared<BareMatmul>(bare, x, false, w, true, &bias, false),
+           Tensor(),
+           bare};
     c.ours = [=] {
       NoGradGuard no_grad;
       *holder = linear(xv, wv, bv).value();

@@ -74,7 +74,7 @@ Var scale(const Var& a, float s);
 Var tanh(const Var& a);
 Var sigmoid(const Var& a);
 Var relu(const Var& a);
-Var gelu(const Var& a);  // erf form
+Var gelu(const Var& a);                              // erf form
 Var leaky_relu(const Var& a, float negative_slope);  // x > 0 ? x : negative_slope · x
 Var elu(const Var& a);                               // x > 0 ? x : exp(x) − 1
 
@@ -106,14 +106,14 @@ Var mean(const Var& a);
 
 // ---- the loss ----
 struct CrossEntropyStats {
-  double nll_sum = 0;     // Σ −log p(label) over counted labels
-  double loss_sum = 0;    // label-smoothed, before dividing
-  int64_t labels = 0;     // labels not equal to ignore_index
+  double nll_sum = 0;   // Σ −log p(label) over counted labels
+  double loss_sum = 0;  // label-smoothed, before dividing
+  int64_t labels = 0;   // labels not equal to ignore_index
 };
 // logits[N, V], one target per row. Per counted row: (1−ε)(−log p[y]) + ε/V Σ_k (−log p[k]);
 // the result is the sum over counted rows divided by `normalizer` (e.g. the label count).
-Var cross_entropy(const Var& logits, const std::vector<int32_t>& targets, int ignore_index,
-                  float label_smoothing, float normalizer, CrossEntropyStats* stats = nullptr);
+Var cross_entropy(const Var& logits, const std::vector<int32_t>& targets, int ignore_index, float label_smoothing,
+                  float normalizer, CrossEntropyStats* stats = nullptr);
 
 // ---- recurrent and attention kernels ----
 // GRU with PyTorch's gate order r, z, n and linear-before-reset:
@@ -129,8 +129,8 @@ Var gru_gates(const Var& gi, const Var& gh, const Var& h);
 // its input projection skips the padding); then T = padded_length.
 // reverse = true runs from each sentence's own last token down to 0 (state starts at zero).
 // w_hh_packed: a packed copy of w_hh the caller holds (decoding many batches); else packed here.
-Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vector<int32_t>& lengths,
-                 bool reverse, const PackedWeight* w_hh_packed = nullptr, int64_t padded_length = 0);
+Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vector<int32_t>& lengths, bool reverse,
+                 const PackedWeight* w_hh_packed = nullptr, int64_t padded_length = 0);
 // Bahdanau scores: e[b, j] = Σ_a v[a] · tanh(query[b, a] + keys[b, j, a]); query [B, A],
 // keys [B, S, A], v [1, A] → [B, S]. Fused so that the [B, S, A] tanh is never an autograd node.
 // Where pad_mask [B, S] (optional) is nonzero, e is −inf and is not computed.

@@ -23,7 +23,10 @@ class Rng {
   explicit Rng(uint64_t seed = 1) : seed_(seed) {}
   uint64_t seed() const { return seed_; }
   uint64_t counter() const { return counter_; }
-  void set_state(uint64_t seed, uint64_t counter) { seed_ = seed; counter_ = counter; }
+  void set_state(uint64_t seed, uint64_t counter) {
+    seed_ = seed;
+    counter_ = counter;
+  }
 
   uint64_t next_u64() { return splitmix64(seed_ ^ splitmix64(counter_++)); }
   float uniform() { return uniform_from_bits(next_u64()); }

@@ -218,8 +218,7 @@ void Tensor::fill(float value) const {
 }
 
 void Tensor::copy_from(const Tensor& src) const {
-  if (src.shape() != shape_)
-    throw Error("copy " + shape_str(src.shape()) + " into " + shape_str(shape_));
+  if (src.shape() != shape_) throw Error("copy " + shape_str(src.shape()) + " into " + shape_str(shape_));
   if (!is_contiguous()) throw Error("copy into a non-contiguous tensor");
   if (src.is_contiguous()) {
     const int64_t n = numel();

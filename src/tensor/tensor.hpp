@@ -51,13 +51,13 @@ class Tensor {
   bool is_contiguous() const;
 
   float* data() const { return static_cast<float*>(storage_->data()) + offset_; }
-  float item() const;  // the value of a one-element tensor
+  float item() const;                    // the value of a one-element tensor
   std::vector<float> to_vector() const;  // dense copy in row-major order
 
   // Views sharing storage.
-  Tensor reshape(const Shape& shape) const;  // requires contiguous; one dim may be -1
+  Tensor reshape(const Shape& shape) const;        // requires contiguous; one dim may be -1
   Tensor slice(int64_t begin, int64_t end) const;  // rows [begin, end) of the first axis
-  Tensor transpose(int a, int b) const;  // swaps two axes (strided view)
+  Tensor transpose(int a, int b) const;            // swaps two axes (strided view)
 
   Tensor clone() const;       // dense deep copy
   Tensor contiguous() const;  // itself when dense, else a dense copy

@@ -11,9 +11,9 @@
 
 #include "text/script.hpp"
 #include "text/space_symbol.hpp"
-#include "util/utf8.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
+#include "util/utf8.hpp"
 
 namespace heed {
 
@@ -31,7 +31,6 @@ std::vector<std::string> reserved_pieces() {
 }
 
 namespace {
-
 
 using Pair = uint64_t;
 Pair make_pair_key(int a, int b) { return (static_cast<uint64_t>(a) << 32) | static_cast<uint32_t>(b); }
@@ -65,8 +64,8 @@ std::vector<std::string> choose_alphabet(const WordCounts& counts, const Tokeniz
     alphabet.push_back(ch);
     covered += n;
   }
-  spdlog::info("tokenizer: alphabet of {} characters ({} seen), covering {:.4f}%", alphabet.size(),
-               sorted.size(), total ? 100.0 * covered / total : 100.0);
+  spdlog::info("tokenizer: alphabet of {} characters ({} seen), covering {:.4f}%", alphabet.size(), sorted.size(),
+               total ? 100.0 * covered / total : 100.0);
   return alphabet;
 }
 
@@ -174,8 +173,7 @@ class BpeLearner {
       if (it != id_of_.end() && it->second >= kFirstLearnedId) {
         out.push_back(it->second);
       } else {
-        for (size_t k = 0; k < len; ++k)
-          out.push_back(kFirstByteId + static_cast<unsigned char>(word[i + k]));
+        for (size_t k = 0; k < len; ++k) out.push_back(kFirstByteId + static_cast<unsigned char>(word[i + k]));
       }
       i += len;
     }
@@ -231,7 +229,7 @@ class BpeLearner {
   }
 
   const TokenizerOptions& opts_;
-  std::vector<std::string> raw_;  // pieces by id with plain spaces (byte ids: their names)
+  std::vector<std::string> raw_;     // pieces by id with plain spaces (byte ids: their names)
   std::vector<ScriptClass> script_;  // by id: script_of_piece
   std::vector<int> length_;          // by id: characters
   std::unordered_map<std::string, int> id_of_;

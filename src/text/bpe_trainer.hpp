@@ -13,8 +13,8 @@
 namespace heed {
 
 struct BpeModel {
-  std::vector<std::string> vocab;            // pieces by id, spaces shown as U+2581
-  std::vector<std::pair<int, int>> merges;   // by rank: (left id, right id)
+  std::vector<std::string> vocab;           // pieces by id, spaces shown as U+2581
+  std::vector<std::pair<int, int>> merges;  // by rank: (left id, right id)
 };
 
 // Ties between equally frequent pairs go to the smaller (left piece, right piece) in byte order,

@@ -26,8 +26,6 @@ ScriptClass script_of(char32_t c);
 ScriptClass script_of_piece(std::string_view utf8);
 
 // Whether pieces of these classes may merge into one piece.
-inline bool scripts_compatible(ScriptClass a, ScriptClass b) {
-  return a == kAnyScript || b == kAnyScript || a == b;
-}
+inline bool scripts_compatible(ScriptClass a, ScriptClass b) { return a == kAnyScript || b == kAnyScript || a == b; }
 
 }  // namespace heed

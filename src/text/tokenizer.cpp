@@ -5,18 +5,17 @@
 #include <queue>
 
 #include "text/bpe_trainer.hpp"
-#include "text/words.hpp"
-#include "text/tokenizer_model.hpp"
 #include "text/space_symbol.hpp"
-#include "util/utf8.hpp"
+#include "text/tokenizer_model.hpp"
 #include "text/word_counter.hpp"
+#include "text/words.hpp"
 #include "util/error.hpp"
 #include "util/text_lines.hpp"
+#include "util/utf8.hpp"
 
 namespace heed {
 
 namespace {
-
 
 uint64_t next_instance() {
   static std::atomic<uint64_t> counter{0};
@@ -70,8 +69,7 @@ void Tokenizer::build(std::vector<std::string> vocab, std::vector<std::pair<int,
   for (size_t id = 0; id < vocab.size(); ++id) {
     const std::string& piece = vocab[id];
     if (piece.empty()) corrupt(origin, "piece " + std::to_string(id) + " is empty");
-    if (!m->id_of.emplace(piece, static_cast<int>(id)).second)
-      corrupt(origin, "piece \"" + piece + "\" appears twice");
+    if (!m->id_of.emplace(piece, static_cast<int>(id)).second) corrupt(origin, "piece \"" + piece + "\" appears twice");
     if (id < static_cast<size_t>(kFirstByteId)) continue;
     if (id < static_cast<size_t>(kFirstLearnedId)) {
       m->text[id] = std::string(1, static_cast<char>(id - kFirstByteId));
@@ -178,8 +176,8 @@ int Tokenizer::vocab_size() const { return static_cast<int>(model_->vocab.size()
 
 const std::string& Tokenizer::piece(int id) const {
   if (id < 0 || id >= vocab_size())
-    throw Error("token id " + std::to_string(id) + " is outside the vocabulary (size " +
-                std::to_string(vocab_size()) + ")");
+    throw Error("token id " + std::to_string(id) + " is outside the vocabulary (size " + std::to_string(vocab_size()) +
+                ")");
   return model_->vocab[id];
 }
 
@@ -212,7 +210,6 @@ std::string Tokenizer::decode(const std::vector<int>& ids) const {
   if (has_bytes) replace_invalid_utf8(out);
   return out;
 }
-
 
 // Tokenizer::encode: cut the line into words, look each word up in a per-thread cache, and
 // otherwise apply the merges by rank (lowest first, leftmost first among equal ranks).
@@ -299,9 +296,11 @@ void Tokenizer::encode_word(std::string_view word, std::vector<int>& out) const 
     next[c.pos] = next[right];
     if (next[right] >= 0) prev[next[right]] = c.pos;
     if (prev[c.pos] >= 0)
-      if (auto* mg = find_merge(ids[prev[c.pos]], ids[c.pos])) queue.push({mg->rank, prev[c.pos], ids[prev[c.pos]], ids[c.pos]});
+      if (auto* mg = find_merge(ids[prev[c.pos]], ids[c.pos]))
+        queue.push({mg->rank, prev[c.pos], ids[prev[c.pos]], ids[c.pos]});
     if (next[c.pos] >= 0)
-      if (auto* mg = find_merge(ids[c.pos], ids[next[c.pos]])) queue.push({mg->rank, c.pos, ids[c.pos], ids[next[c.pos]]});
+      if (auto* mg = find_merge(ids[c.pos], ids[next[c.pos]]))
+        queue.push({mg->rank, c.pos, ids[c.pos], ids[next[c.pos]]});
   }
   for (int i = 0; i >= 0 && i < n; i = next[i]) out.push_back(ids[i]);
 }

@@ -79,8 +79,7 @@ class Tokenizer {
 
  private:
   struct Model;  // lookup tables built from vocab + merges (immutable, shared between copies)
-  void build(std::vector<std::string> vocab, std::vector<std::pair<int, int>> merges,
-             const std::string& origin);
+  void build(std::vector<std::string> vocab, std::vector<std::pair<int, int>> merges, const std::string& origin);
   void encode_word(std::string_view word, std::vector<int>& out) const;
 
   TokenizerOptions options_;

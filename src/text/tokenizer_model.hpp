@@ -16,14 +16,14 @@ struct Tokenizer::Model {
     int rank;
     int result;
   };
-  std::vector<std::string> vocab;        // pieces as shown (U+2581 for spaces)
-  std::vector<std::string> text;         // what each id decodes to (specials: empty; bytes: the byte)
-  std::vector<char> starts_word;         // non-byte piece beginning with U+2581
-  std::unordered_map<std::string, int> id_of;        // piece as shown -> id
-  std::array<int, 128> ascii_char_id{};               // ASCII character -> id, -1 if not in alphabet
-  std::unordered_map<std::string, int> char_id;       // other alphabet characters (UTF-8) -> id
-  std::unordered_map<uint64_t, Merge> merges;         // (left << 32 | right) -> rank and result
-  uint64_t instance = 0;  // identifies this table for the per-thread word cache
+  std::vector<std::string> vocab;                // pieces as shown (U+2581 for spaces)
+  std::vector<std::string> text;                 // what each id decodes to (specials: empty; bytes: the byte)
+  std::vector<char> starts_word;                 // non-byte piece beginning with U+2581
+  std::unordered_map<std::string, int> id_of;    // piece as shown -> id
+  std::array<int, 128> ascii_char_id{};          // ASCII character -> id, -1 if not in alphabet
+  std::unordered_map<std::string, int> char_id;  // other alphabet characters (UTF-8) -> id
+  std::unordered_map<uint64_t, Merge> merges;    // (left << 32 | right) -> rank and result
+  uint64_t instance = 0;                         // identifies this table for the per-thread word cache
 };
 
 // Throws heed::Error unless j is an object with the "format" and "version" this heed reads.

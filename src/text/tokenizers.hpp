@@ -17,7 +17,7 @@ class Tokenizers {
   static Tokenizers separate(Tokenizer source, Tokenizer target);
   static Tokenizers load(const std::string& path);  // clear heed::Error on a corrupt file / wrong version
   static Tokenizers parse(const std::string& text, const std::string& origin);  // the same, from the file's text
-  void save(const std::string& path) const;          // atomic
+  void save(const std::string& path) const;                                     // atomic
   const Tokenizer& source() const;
   const Tokenizer& target() const;
   bool is_joint() const;

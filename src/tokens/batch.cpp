@@ -7,14 +7,13 @@
 
 namespace heed {
 
-Batch make_batch(const std::vector<std::vector<int32_t>>& src_ids,
-                 const std::vector<std::vector<int32_t>>& tgt_ids) {
+Batch make_batch(const std::vector<std::vector<int32_t>>& src_ids, const std::vector<std::vector<int32_t>>& tgt_ids) {
   Batch b;
   b.size = int(src_ids.size());
   const bool has_target = !tgt_ids.empty();
   if (has_target && tgt_ids.size() != src_ids.size())
-    throw Error("make_batch: " + std::to_string(src_ids.size()) + " sources but " +
-                std::to_string(tgt_ids.size()) + " targets");
+    throw Error("make_batch: " + std::to_string(src_ids.size()) + " sources but " + std::to_string(tgt_ids.size()) +
+                " targets");
   for (const auto& s : src_ids) b.src_len = std::max(b.src_len, int(s.size()) + 1);
   if (has_target)
     for (const auto& t : tgt_ids) b.tgt_len = std::max(b.tgt_len, int(t.size()) + 1);

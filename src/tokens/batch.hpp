@@ -21,7 +21,7 @@ struct Batch {                       // one padded batch, row-major [B, S] / [B,
   std::vector<int32_t> tgt_lengths;  // [B] labels incl. </s>
   std::vector<size_t> indices;       // corpus index of each sentence
 
-  int64_t num_labels() const {       // sum of tgt_lengths: the loss normaliser N
+  int64_t num_labels() const {  // sum of tgt_lengths: the loss normaliser N
     return std::accumulate(tgt_lengths.begin(), tgt_lengths.end(), int64_t{0});
   }
 };

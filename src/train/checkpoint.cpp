@@ -46,8 +46,9 @@ void load_parameters(const std::string& path, const ParameterSet& params) {
 ModelBundle load_model_dir(const std::string& dir, const std::string& weights) {
   if (!std::filesystem::exists(dir)) throw Error("model directory " + dir + " does not exist");
   if (!std::filesystem::is_directory(dir))
-    throw Error(dir + " is not a model directory but a file (give the directory that holds config.json, "
-                      "tokenizer.json and model.safetensors)");
+    throw Error(dir +
+                " is not a model directory but a file (give the directory that holds config.json, "
+                "tokenizer.json and model.safetensors)");
   ModelBundle bundle{load_model_config(dir), Tokenizers::load(dir + "/tokenizer.json"), nullptr};
   bundle.model = make_model(bundle.config.model, bundle.tokenizers.source().vocab_size(),
                             bundle.tokenizers.target().vocab_size(), bundle.config.seed);

@@ -8,7 +8,7 @@ namespace heed {
 
 struct NodePredictions {
   int64_t nodes = 0, classes = 0;
-  std::vector<float> probabilities;  // [nodes, classes], each row sums to 1
+  std::vector<float> probabilities;       // [nodes, classes], each row sums to 1
   int32_t predicted(int64_t node) const;  // the most probable class (the lowest on a tie)
 };
 

@@ -29,7 +29,8 @@ class EvaluationMode {
 class NodeClassification : public GraphTask {
  public:
   NodeClassification(GraphData graph, const Config& config)
-      : graph_(std::move(graph)), inputs_(make_graph_inputs(graph_, graph_.edges)),
+      : graph_(std::move(graph)),
+        inputs_(make_graph_inputs(graph_, graph_.edges)),
         label_smoothing_(config.training.label_smoothing) {
     for (int32_t i : graph_.train) train_labels_.push_back(graph_.labels[i]);
   }
@@ -46,7 +47,8 @@ class NodeClassification : public GraphTask {
     model.set_training(true);
     Var logits = model.forward(inputs_.input(), inputs_.neighbours);
     const auto n = static_cast<int64_t>(graph_.train.size());
-    return cross_entropy(embedding(logits, graph_.train, {n}), train_labels_, -1, label_smoothing_, static_cast<float>(n));
+    return cross_entropy(embedding(logits, graph_.train, {n}), train_labels_, -1, label_smoothing_,
+                         static_cast<float>(n));
   }
 
   GraphScores evaluate(Gat& model, GraphSplit split) override {
@@ -84,8 +86,8 @@ Var pair_logits(const Var& z, const std::vector<Edge>& pairs) {
   const int64_t D = z.dim(1);
   std::vector<int32_t> first(P), second(P);
   for (int64_t k = 0; k < P; ++k) std::tie(first[k], second[k]) = pairs[k];
-  Var products = mul(embedding(z, first, {P}), embedding(z, second, {P}));       // [P, D]
-  Var scores = matmul(products, Var(Tensor::full({D, 1}, 1.f)));                  // [P, 1]
+  Var products = mul(embedding(z, first, {P}), embedding(z, second, {P}));  // [P, D]
+  Var scores = matmul(products, Var(Tensor::full({D, 1}, 1.f)));            // [P, 1]
   return concat({Var(Tensor::zeros({P, 1})), scores}, 1);
 }
 
@@ -100,9 +102,11 @@ class LinkPrediction : public GraphTask {
   int64_t inputs() const override { return graph_.features; }
   int64_t outputs() const override { return outputs_; }
   std::string describe() const override {
-    return fmt::format("{} nodes, {} features, {} undirected edges: {} for training, {} + {} non-edges validation, "
-                       "{} + {} test", graph_.nodes, graph_.features, graph_.edges.size(), split_.train.size(),
-                       split_.val.size(), split_.val_negative.size(), split_.test.size(), split_.test_negative.size());
+    return fmt::format(
+        "{} nodes, {} features, {} undirected edges: {} for training, {} + {} non-edges validation, "
+        "{} + {} test",
+        graph_.nodes, graph_.features, graph_.edges.size(), split_.train.size(), split_.val.size(),
+        split_.val_negative.size(), split_.test.size(), split_.test_negative.size());
   }
 
   Var training_loss(Gat& model) override {

@@ -42,9 +42,9 @@ class GraphTask {
  public:
   virtual ~GraphTask() = default;
   virtual std::string score_name() const = 0;  // "accuracy" or "auc"
-  virtual int64_t inputs() const = 0;           // features per node
-  virtual int64_t outputs() const = 0;          // classes, or the embedding width
-  virtual std::string describe() const = 0;     // the data, for the log
+  virtual int64_t inputs() const = 0;          // features per node
+  virtual int64_t outputs() const = 0;         // classes, or the embedding width
+  virtual std::string describe() const = 0;    // the data, for the log
   // Forward in training mode (dropout on) and the loss to minimise, a one-element Var.
   virtual Var training_loss(Gat& model) = 0;
   // Forward in evaluation mode, scored on a split.

@@ -77,8 +77,10 @@ struct EarlyStopping {
     p.has_best = !best_parameters.empty();
     p.best_metric = best.score;
     p.validations_without_improvement = wait;
-    p.task_state = {{"max_val_score", exact(max_score)}, {"min_val_loss", exact(min_loss)},
-                    {"best_epoch", std::to_string(best_epoch)}, {"best_val_loss", exact(best.loss)},
+    p.task_state = {{"max_val_score", exact(max_score)},
+                    {"min_val_loss", exact(min_loss)},
+                    {"best_epoch", std::to_string(best_epoch)},
+                    {"best_val_loss", exact(best.loss)},
                     {"best_val_ap", exact(best.average_precision)}};
   }
   void load_from(const TrainerProgress& p, const std::string& path) {
@@ -132,7 +134,7 @@ GraphTrainSummary train_graph_model(const Config& config) {
 
   Adam adam(params, tc);
   const int64_t epoch_limit = tc.max_epochs > 0 && tc.max_steps > 0 ? std::min(tc.max_epochs, tc.max_steps)
-                                                                       : std::max(tc.max_epochs, tc.max_steps);
+                                                                    : std::max(tc.max_epochs, tc.max_steps);
   TrainingConfig schedule = tc;  // one update per epoch: the schedule's horizon is the epoch limit
   schedule.max_steps = epoch_limit;
   EarlyStopping stopping;
@@ -168,9 +170,18 @@ GraphTrainSummary train_graph_model(const Config& config) {
   std::string stop_reason;
   try {
     for (;;) {
-      if (epoch_limit > 0 && epoch >= epoch_limit) { stop_reason = tc.max_epochs == epoch_limit ? "max_epochs" : "max_steps"; break; }
-      if (tc.max_time > 0 && elapsed() >= tc.max_time) { stop_reason = "max_time"; break; }
-      if (tc.patience > 0 && stopping.wait >= tc.patience) { stop_reason = "patience"; break; }
+      if (epoch_limit > 0 && epoch >= epoch_limit) {
+        stop_reason = tc.max_epochs == epoch_limit ? "max_epochs" : "max_steps";
+        break;
+      }
+      if (tc.max_time > 0 && elapsed() >= tc.max_time) {
+        stop_reason = "max_time";
+        break;
+      }
+      if (tc.patience > 0 && stopping.wait >= tc.patience) {
+        stop_reason = "patience";
+        break;
+      }
       throw_if_interrupted();
 
       const auto step_start = Clock::now();
@@ -193,8 +204,8 @@ GraphTrainSummary train_graph_model(const Config& config) {
 
       const GraphScores val = task->evaluate(model, GraphSplit::Validation);
       const bool kept = stopping.update(val, epoch, params);
-      nlohmann::json record{{"type", "epoch"}, {"epoch", epoch}, {"loss", loss_value}, {"lr", lr}, {"best", kept},
-                            {"elapsed", elapsed()}};
+      nlohmann::json record{{"type", "epoch"}, {"epoch", epoch}, {"loss", loss_value},
+                            {"lr", lr},        {"best", kept},   {"elapsed", elapsed()}};
       put_scores(record, "val", score, val, links);
       metrics.write(record);
       bar.update(fmt::format("epoch {} loss {:.4f} val loss {:.4f} val {} {:.4f} (best {:.4f} at epoch {}) {}", epoch,
@@ -202,9 +213,10 @@ GraphTrainSummary train_graph_model(const Config& config) {
                              format_duration(elapsed())));
       if (epoch % tc.log_every == 0) {
         bar.clear();
-        spdlog::info("epoch {}: loss {:.4f}, val loss {:.4f}, val {} {:.4f} (kept epoch {}: {:.4f}), {:.2f} ms/epoch, {}",
-                     epoch, loss_value, val.loss, score, val.score, stopping.best_epoch, stopping.best.score,
-                     median_step_ms(step_ms), format_duration(elapsed()));
+        spdlog::info(
+            "epoch {}: loss {:.4f}, val loss {:.4f}, val {} {:.4f} (kept epoch {}: {:.4f}), {:.2f} ms/epoch, {}", epoch,
+            loss_value, val.loss, score, val.score, stopping.best_epoch, stopping.best.score, median_step_ms(step_ms),
+            format_duration(elapsed()));
       }
       if (epoch % tc.validate_every == 0) save_state();
     }
@@ -224,8 +236,10 @@ GraphTrainSummary train_graph_model(const Config& config) {
   summary.best_epoch = stopping.best_epoch;
   summary.stop_reason = stop_reason;
   summary.train_ms_per_epoch = median_step_ms(step_ms);
-  if (stopping.best_parameters.empty()) throw Error("training kept no parameters (no epoch had a finite validation loss)");
-  for (size_t i = 0; i < params.all().size(); ++i) params.all()[i].second.value().copy_from(stopping.best_parameters[i]);
+  if (stopping.best_parameters.empty())
+    throw Error("training kept no parameters (no epoch had a finite validation loss)");
+  for (size_t i = 0; i < params.all().size(); ++i)
+    params.all()[i].second.value().copy_from(stopping.best_parameters[i]);
   summary.validation = task->evaluate(model, GraphSplit::Validation);
   summary.test = task->evaluate(model, GraphSplit::Test);
   save_parameters((fs::path(dir) / "model.safetensors").string(), params,
@@ -233,14 +247,17 @@ GraphTrainSummary train_graph_model(const Config& config) {
                    {"inputs", std::to_string(task->inputs())},
                    {"outputs", std::to_string(task->outputs())},
                    {"epoch", std::to_string(stopping.best_epoch)}});
-  nlohmann::json record{{"type", "test"}, {"epoch", epoch}, {"best_epoch", stopping.best_epoch},
-                        {"stop_reason", stop_reason}, {"train_ms_per_epoch", summary.train_ms_per_epoch}};
+  nlohmann::json record{{"type", "test"},
+                        {"epoch", epoch},
+                        {"best_epoch", stopping.best_epoch},
+                        {"stop_reason", stop_reason},
+                        {"train_ms_per_epoch", summary.train_ms_per_epoch}};
   put_scores(record, "val", score, summary.validation, links);
   put_scores(record, "test", score, summary.test, links);
   metrics.write(record);
-  spdlog::info("training stopped ({}) after {} epochs, {}; restored epoch {}: val {} {:.4f}, test {} {:.4f}", stop_reason,
-               epoch, format_duration(elapsed()), stopping.best_epoch, score, summary.validation.score, score,
-               summary.test.score);
+  spdlog::info("training stopped ({}) after {} epochs, {}; restored epoch {}: val {} {:.4f}, test {} {:.4f}",
+               stop_reason, epoch, format_duration(elapsed()), stopping.best_epoch, score, summary.validation.score,
+               score, summary.test.score);
   return summary;
 }
 

@@ -13,17 +13,17 @@
 #include <cstdint>
 #include <string>
 
-#include "train/graph_tasks.hpp"
 #include "config/config.hpp"
+#include "train/graph_tasks.hpp"
 
 namespace heed {
 
 struct GraphTrainSummary {
   Task task = Task::node_classification;
-  std::string score_name;           // "accuracy" or "auc"
+  std::string score_name;  // "accuracy" or "auc"
   int64_t epochs = 0, best_epoch = 0;
-  GraphScores validation, test;     // of the restored model
-  double train_ms_per_epoch = 0;    // median forward + backward + update (after 5 warm-up epochs, if more)
+  GraphScores validation, test;   // of the restored model
+  double train_ms_per_epoch = 0;  // median forward + backward + update (after 5 warm-up epochs, if more)
   std::string stop_reason;
 };
 

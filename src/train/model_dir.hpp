@@ -11,8 +11,8 @@ class ModelDir {
  public:
   explicit ModelDir(std::string dir) : dir_(std::move(dir)) {}
   const std::string& path() const { return dir_; }
-  std::string file(const std::string& name) const;      // <dir>/<name>
-  std::string checkpoint(int64_t step) const;           // <dir>/checkpoints/step-00000042.safetensors
+  std::string file(const std::string& name) const;  // <dir>/<name>
+  std::string checkpoint(int64_t step) const;       // <dir>/checkpoints/step-00000042.safetensors
   std::string checkpoints() const { return file("checkpoints"); }
 
  private:

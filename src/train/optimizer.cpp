@@ -55,8 +55,10 @@ void Adam::step(float lr, float grad_scale) {
     const Tensor& g = params_[i].grad();
     float* p = params_[i].value().data();
     const int64_t n = params_[i].value().numel();
-    if (g.defined()) adam_update<true>(p, m_[i].data(), v_[i].data(), g.data(), grad_scale, n, c);
-    else adam_update<false>(p, m_[i].data(), v_[i].data(), nullptr, grad_scale, n, c);
+    if (g.defined())
+      adam_update<true>(p, m_[i].data(), v_[i].data(), g.data(), grad_scale, n, c);
+    else
+      adam_update<false>(p, m_[i].data(), v_[i].data(), nullptr, grad_scale, n, c);
   }
 }
 

@@ -6,9 +6,7 @@
 
 namespace heed {
 namespace {
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 }  // namespace
 
 ProgressLine::ProgressLine() : active_(progress_on_terminal()) {}

@@ -19,7 +19,8 @@ float learning_rate_at(int64_t step, const TrainingConfig& t) {
       if (w > 0 && k <= w) return static_cast<float>(lr * k / w);
       const double total = static_cast<double>(t.max_steps);
       const double progress = std::clamp((k - w) / std::max(1.0, total - w), 0.0, 1.0);
-      const double shape = t.schedule == ScheduleKind::linear ? 1.0 - progress : 0.5 * (1.0 + std::cos(M_PI * progress));
+      const double shape =
+          t.schedule == ScheduleKind::linear ? 1.0 - progress : 0.5 * (1.0 + std::cos(M_PI * progress));
       return static_cast<float>(t.min_learning_rate + (lr - t.min_learning_rate) * shape);
     }
   }

@@ -69,7 +69,8 @@ LoadedCorpus load_training_corpus(const Config& config, const ModelDir& dir, con
   const auto start = std::chrono::steady_clock::now();
   const CorpusFilter filter{config.data.max_length, config.data.max_length_ratio};
   const std::string cache_dir = config.data.cache_dir.empty() ? dir.file("cache") : config.data.cache_dir;
-  LoadedCorpus train = load_parallel_corpus(config.data.train_src, config.data.train_tgt, tokenizers, filter, cache_dir);
+  LoadedCorpus train =
+      load_parallel_corpus(config.data.train_src, config.data.train_tgt, tokenizers, filter, cache_dir);
   spdlog::info("training data: {} pairs kept of {} ({} empty, {} too long, {} beyond the length ratio){}, {:.1f}s",
                train.stats.kept, train.stats.pairs_read, train.stats.skipped_empty, train.stats.skipped_too_long,
                train.stats.skipped_ratio, train.stats.from_cache ? " from cache" : "", seconds_since(start));
@@ -153,7 +154,7 @@ void Trainer::validate() {
   }
   log(fmt::format("validation at step {}: dev loss {:.4f}, ppl {:.2f}{}{}", progress_.step, r.loss, r.ppl,
                   r.has_bleu ? fmt::format(", BLEU {:.2f}", r.bleu) : "", improved ? " (best so far)" : ""));
-  nlohmann::json record{{"type", "valid"}, {"step", progress_.step}, {"loss", r.loss}, {"nll", r.nll},
+  nlohmann::json record{{"type", "valid"}, {"step", progress_.step}, {"loss", r.loss},  {"nll", r.nll},
                         {"ppl", r.ppl},    {"elapsed", elapsed()},   {"best", improved}};
   if (r.has_bleu) record["bleu"] = r.bleu;
   metrics_->write(record);
@@ -190,8 +191,10 @@ void Trainer::show_progress(float lr) {
   const double secs = seconds_since(window_.start);
   const double loss = window_.loss_sum / std::max<int64_t>(window_.labels, 1);
   std::string eta;
-  if (tc_.max_steps > 0) eta = " ETA " + format_duration(elapsed() / progress_.step * (tc_.max_steps - progress_.step));
-  else if (tc_.max_time > 0) eta = " ETA " + format_duration(std::max(0.0, tc_.max_time - elapsed()));
+  if (tc_.max_steps > 0)
+    eta = " ETA " + format_duration(elapsed() / progress_.step * (tc_.max_steps - progress_.step));
+  else if (tc_.max_time > 0)
+    eta = " ETA " + format_duration(std::max(0.0, tc_.max_time - elapsed()));
   bar_.update(fmt::format("epoch {} step {} loss {:.3f} {:.0f} tok/s lr {:.2e} {}{}", batches_.epoch() + 1,
                           progress_.step, loss, window_.labels / std::max(secs, 1e-9), lr, format_duration(elapsed()),
                           eta));
@@ -201,9 +204,15 @@ void Trainer::show_progress(float lr) {
   log(fmt::format("epoch {} step {}: loss {:.4f} nll {:.4f} ppl {:.2f}, {:.0f} target tokens/s, lr {:.3e}, {}",
                   batches_.epoch() + 1, progress_.step, loss, nll, std::exp(nll), window_.labels / secs, lr,
                   format_duration(elapsed())));
-  metrics_->write({{"type", "train"}, {"step", progress_.step}, {"epoch", batches_.epoch() + 1}, {"loss", loss},
-                  {"nll", nll}, {"ppl", std::exp(nll)}, {"tokens_per_s", window_.labels / secs}, {"lr", lr},
-                  {"elapsed", elapsed()}});
+  metrics_->write({{"type", "train"},
+                   {"step", progress_.step},
+                   {"epoch", batches_.epoch() + 1},
+                   {"loss", loss},
+                   {"nll", nll},
+                   {"ppl", std::exp(nll)},
+                   {"tokens_per_s", window_.labels / secs},
+                   {"lr", lr},
+                   {"elapsed", elapsed()}});
   window_ = Window();
 }
 

@@ -24,8 +24,10 @@ T meta(const SafeTensorFile& file, const std::string& path, const std::string& k
   auto it = file.metadata.find(key);
   if (it == file.metadata.end()) throw Error(path + ": missing trainer state field " + key);
   try {
-    if constexpr (std::is_same_v<T, double>) return std::stod(it->second);
-    else return static_cast<T>(std::stoull(it->second));
+    if constexpr (std::is_same_v<T, double>)
+      return std::stod(it->second);
+    else
+      return static_cast<T>(std::stoull(it->second));
   } catch (const std::exception&) {
     throw Error(path + ": trainer state field " + key + " is not a number");
   }
@@ -38,8 +40,8 @@ std::string exact(double x) {
 }
 }  // namespace
 
-void save_trainer_state(const std::string& path, const ParameterSet& params, const Adam& adam,
-                        const TrainerProgress& p, const std::vector<Tensor>* best) {
+void save_trainer_state(const std::string& path, const ParameterSet& params, const Adam& adam, const TrainerProgress& p,
+                        const std::vector<Tensor>* best) {
   SafeTensorFile file;
   size_t i = 0;
   for (const auto& [name, var] : params.all()) {

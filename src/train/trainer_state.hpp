@@ -23,7 +23,7 @@ struct TrainerProgress {
   double best_metric = 0;
   bool has_best = false;
   int64_t validations_without_improvement = 0;
-  int64_t validated_step = 0;  // step of the last finished dev validation
+  int64_t validated_step = 0;                     // step of the last finished dev validation
   std::map<std::string, std::string> task_state;  // a task's own counters (metadata "task.<key>")
 };
 

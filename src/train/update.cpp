@@ -13,7 +13,8 @@ CrossEntropyStats accumulate_gradients(Seq2Seq& model, const std::vector<Batch>&
   CrossEntropyStats stats;
   for (const Batch& b : group) {
     Var logits = model.forward(b);
-    backward(cross_entropy(reshape(logits, {-1, V}), b.tgt_out, kPadId, label_smoothing, static_cast<float>(labels), &stats));
+    backward(cross_entropy(reshape(logits, {-1, V}), b.tgt_out, kPadId, label_smoothing, static_cast<float>(labels),
+                           &stats));
   }
   return stats;
 }

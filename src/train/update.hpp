@@ -3,9 +3,9 @@
 // gradients accumulated over a group of batches, then (if finite) clipped and applied.
 #include <vector>
 
-#include "tokens/batch.hpp"
 #include "models/seq2seq.hpp"
 #include "tensor/ops.hpp"
+#include "tokens/batch.hpp"
 #include "train/optimizer.hpp"
 
 namespace heed {

@@ -16,13 +16,14 @@ namespace heed {
 
 Validator::Validator(const Config& config, const Tokenizers& tokenizers) : config_(config), tokenizers_(tokenizers) {
   const DataConfig& data = config.data;
-  if (data.dev_src.empty() || data.dev_tgt.empty()) throw UsageError("data.dev: give both data.dev.src and data.dev.tgt");
+  if (data.dev_src.empty() || data.dev_tgt.empty())
+    throw UsageError("data.dev: give both data.dev.src and data.dev.tgt");
   // The cross-entropy needs the encoded pairs, BLEU the raw text. Lengths are handled as in
   // training and translation: the cross-entropy leaves out (and counts) pairs longer than
   // data.max_length, as training skips them; BLEU translates every line, its source cut to
   // data.max_length tokens, as `heed translate` does. No dev line can stop the run.
-  const LoadedCorpus dev = load_parallel_corpus({data.dev_src}, {data.dev_tgt}, tokenizers,
-                                                CorpusFilter{data.max_length, 0}, "");
+  const LoadedCorpus dev =
+      load_parallel_corpus({data.dev_src}, {data.dev_tgt}, tokenizers, CorpusFilter{data.max_length, 0}, "");
   corpus_ = dev.corpus;
   sources_ = read_lines_utf8(data.dev_src);
   references_ = read_lines_utf8(data.dev_tgt);
@@ -31,10 +32,11 @@ Validator::Validator(const Config& config, const Tokenizers& tokenizers) : confi
                 std::to_string(dev.stats.pairs_read) + " lines: " + std::to_string(dev.stats.skipped_empty) +
                 " with an empty side, " + std::to_string(dev.stats.skipped_too_long) + " longer than data.max_length " +
                 std::to_string(data.max_length) + ")");
-  spdlog::info("dev set: {} pairs; cross-entropy on {} ({} with an empty side, {} longer than data.max_length {} "
-               "left out); BLEU on all {} lines",
-               dev.stats.pairs_read, dev.stats.kept, dev.stats.skipped_empty, dev.stats.skipped_too_long,
-               data.max_length, sources_.size());
+  spdlog::info(
+      "dev set: {} pairs; cross-entropy on {} ({} with an empty side, {} longer than data.max_length {} "
+      "left out); BLEU on all {} lines",
+      dev.stats.pairs_read, dev.stats.kept, dev.stats.skipped_empty, dev.stats.skipped_too_long, data.max_length,
+      sources_.size());
 }
 
 ValidationResult Validator::run(Seq2Seq& model) {

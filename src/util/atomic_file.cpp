@@ -36,8 +36,8 @@ std::optional<int> descriptor_path(std::string_view path) {
 }
 
 struct Resolved {
-  std::string path;           // symlinks followed
-  std::optional<int> fd;      // the path names this open descriptor
+  std::string path;       // symlinks followed
+  std::optional<int> fd;  // the path names this open descriptor
 };
 
 // Follows symlinks one at a time (so that a link to /dev/stdout is seen as such); a dangling link
@@ -101,9 +101,7 @@ AtomicFile::~AtomicFile() {
   if (!committed_ && !tmp_path_.empty()) std::remove(tmp_path_.c_str());
 }
 
-void AtomicFile::fail(const std::string& what) const {
-  throw Error(what + " " + path_ + ": " + std::strerror(errno));
-}
+void AtomicFile::fail(const std::string& what) const { throw Error(what + " " + path_ + ": " + std::strerror(errno)); }
 
 void AtomicFile::write(const void* data, size_t size) {
   if (size && std::fwrite(data, 1, size, file_) != size) fail("cannot write");

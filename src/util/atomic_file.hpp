@@ -15,7 +15,7 @@ namespace heed {
 class AtomicFile {
  public:
   explicit AtomicFile(std::string path);  // throws heed::Error naming the path
-  ~AtomicFile();  // removes the temporary file unless commit() succeeded
+  ~AtomicFile();                          // removes the temporary file unless commit() succeeded
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
 
@@ -33,8 +33,8 @@ class AtomicFile {
  private:
   [[noreturn]] void fail(const std::string& what) const;
 
-  std::string path_;     // as given, for messages
-  std::string target_;   // the file renamed over: path_ with symlinks followed
+  std::string path_;      // as given, for messages
+  std::string target_;    // the file renamed over: path_ with symlinks followed
   std::string tmp_path_;  // empty when written in place
   std::FILE* file_ = nullptr;
   bool committed_ = false;

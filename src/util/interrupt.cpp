@@ -1,7 +1,7 @@
 #include "util/interrupt.hpp"
 
-#include <csignal>
 #include <unistd.h>
+#include <csignal>
 
 #include <atomic>
 

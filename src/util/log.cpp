@@ -46,8 +46,7 @@ class LogFileSink : public spdlog::sinks::base_sink<std::mutex> {
 void setup_logging(const std::string& level, bool quiet, const std::string& log_file) {
   auto lvl = spdlog::level::from_str(level);
   if (lvl == spdlog::level::off && level != "off")
-    throw UsageError("--log-level: unknown level '" + level +
-                     "' (allowed: trace, debug, info, warn, error)");
+    throw UsageError("--log-level: unknown level '" + level + "' (allowed: trace, debug, info, warn, error)");
   if (quiet) lvl = spdlog::level::err;
   g_quiet = quiet;
   std::vector<spdlog::sink_ptr> sinks{std::make_shared<spdlog::sinks::stderr_sink_mt>()};

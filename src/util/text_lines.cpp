@@ -43,8 +43,7 @@ bool LineReader::next_utf8(std::string& line) {
   if (!next(line)) return false;
   size_t bad = find_invalid_utf8(line);
   if (bad != std::string::npos)
-    throw Error(name_ + ":" + std::to_string(line_no_) + ": invalid UTF-8 at byte " +
-                std::to_string(bad + 1));
+    throw Error(name_ + ":" + std::to_string(line_no_) + ": invalid UTF-8 at byte " + std::to_string(bad + 1));
   return true;
 }
 

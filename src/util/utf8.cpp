@@ -51,8 +51,8 @@ size_t find_invalid_utf8(std::string_view s) {
     const size_t start = i, len = utf8_char_length(s, i);
     const bool stray = len == 1 && static_cast<unsigned char>(s[i]) >= 0x80;
     const char32_t cp = next_code_point(s, i);
-    if (stray || (len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+    if (stray || (len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
       return start;
   }
   return std::string_view::npos;
@@ -90,8 +90,10 @@ std::string printable(std::string_view s) {
     const size_t bad = find_invalid_utf8(s);
     for (char c : s.substr(0, bad)) {
       const auto u = static_cast<unsigned char>(c);
-      if (u < 0x20 || u == 0x7F) escape(u);
-      else out += c;
+      if (u < 0x20 || u == 0x7F)
+        escape(u);
+      else
+        out += c;
     }
     if (bad == std::string_view::npos) break;
     escape(static_cast<unsigned char>(s[bad]));  // one byte at a time: the rest may be valid

@@ -126,7 +126,8 @@ inline std::vector<std::string> translate_offline(const std::string& model, cons
     std::ofstream in(scratch + ".in");
     for (const auto& l : lines) in << l << '\n';
   }
-  const Result r = run(kHeed + " --threads 1 --quiet translate -m " + model + " -i " + scratch + ".in " + flags, scratch);
+  const Result r =
+      run(kHeed + " --threads 1 --quiet translate -m " + model + " -i " + scratch + ".in " + flags, scratch);
   std::vector<std::string> out;
   std::istringstream in(r.out);
   for (std::string l; std::getline(in, l);) out.push_back(l);

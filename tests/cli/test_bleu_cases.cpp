@@ -51,10 +51,14 @@ std::string heed_args(const std::string& sacrebleu_args) {
   std::istringstream in(sacrebleu_args);
   std::string word, out;
   while (in >> word) {
-    if (word == "-tok") word = "--tokenize";
-    else if (word == "-lc") word = "--lowercase";
-    else if (word == "-s") word = "--smooth-method";
-    else if (word == "-sv") word = "--smooth-value";
+    if (word == "-tok")
+      word = "--tokenize";
+    else if (word == "-lc")
+      word = "--lowercase";
+    else if (word == "-s")
+      word = "--smooth-method";
+    else if (word == "-sv")
+      word = "--smooth-value";
     out += " " + quote(word);
   }
   return out;
@@ -186,11 +190,11 @@ TEST_CASE("heed bleu on empty hypothesis lines and text output") {
   BadInputFiles files;
   RunResult r = files.bleu("ref.txt -i blank_lines.txt -m bleu chrf ter");
   CHECK(r.exit_code == 0);
-  CHECK(r.out ==
-        "BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:heed-" HEED_VERSION
-        " = 0.0 0.0/0.0/0.0/0.0 (BP = 0.000 ratio = 0.000 hyp_len = 0 ref_len = 6)\n"
-        "chrF2|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:heed-" HEED_VERSION " = 0.0\n"
-        "TER|nrefs:1|case:lc|tok:tercom|norm:no|punct:yes|asian:no|version:heed-" HEED_VERSION " = 100.0\n");
+  CHECK(r.out == "BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:heed-" HEED_VERSION
+                 " = 0.0 0.0/0.0/0.0/0.0 (BP = 0.000 ratio = 0.000 hyp_len = 0 ref_len = 6)\n"
+                 "chrF2|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:heed-" HEED_VERSION
+                 " = 0.0\n"
+                 "TER|nrefs:1|case:lc|tok:tercom|norm:no|punct:yes|asian:no|version:heed-" HEED_VERSION " = 100.0\n");
   // hypothesis from standard input, one score per line
   r = files.bleu("ref.txt -m chrf --sentence -b < ref.txt");
   CHECK(r.exit_code == 0);

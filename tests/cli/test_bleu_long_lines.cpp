@@ -25,9 +25,9 @@ TEST_CASE("bleu -m bleu chrf ter on a 20,000-word line runs in bounded memory an
   ref.close();
   hyp.close();
   const auto start = std::chrono::steady_clock::now();
-  Result r = run(memory_bound(2000) + kHeed + " bleu -m bleu chrf ter -b " + (dir / "ref.txt") + " -i " +
-                     (dir / "hyp.txt"),
-                 dir / "run");
+  Result r =
+      run(memory_bound(2000) + kHeed + " bleu -m bleu chrf ter -b " + (dir / "ref.txt") + " -i " + (dir / "hyp.txt"),
+          dir / "run");
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -37,7 +37,7 @@ TEST_CASE("bleu -m bleu chrf ter on a 20,000-word line runs in bounded memory an
   CHECK(bleu > 20);
   CHECK(bleu < 80);
   CHECK(chrf > 50);
-  CHECK(ter > 5);   // about a quarter of the words are substituted (some by themselves)
+  CHECK(ter > 5);  // about a quarter of the words are substituted (some by themselves)
   CHECK(ter < 30);
   CHECK(seconds < time_bound(30));
 }

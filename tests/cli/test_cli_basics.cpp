@@ -1,8 +1,8 @@
 // The heed entry point as a user meets it: help, version, usage errors (exit 2, exactly one
 // `heed: error:` line on stderr, nothing on stdout), config show/schema, logging flags.
-#include <catch2/catch.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -24,7 +24,10 @@ const std::string kHeed = std::string(HEED_BINARY) + " --threads 1";
 struct ScratchDir {
   fs::path path = fs::temp_directory_path() / ("heed_test_cli_basics_" + std::to_string(getpid()));
   ScratchDir() { fs::create_directories(path); }
-  ~ScratchDir() { std::error_code ignored; fs::remove_all(path, ignored); }
+  ~ScratchDir() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
 };
 
 fs::path work_dir() {
@@ -102,7 +105,8 @@ TEST_CASE("config errors exit 2 with one line naming the file and the field", "[
   check_usage_error("config show --set decoding.beam=0", "--set: decoding.beam: got 0, expected an integer >= 1");
   r = run("config show -c " + (work_dir() / "missing.json").string());
   CHECK(r.exit_code == 2);
-  CHECK_THAT(r.err, Catch::StartsWith("heed: error: config file: cannot read " + (work_dir() / "missing.json").string()));
+  CHECK_THAT(r.err,
+             Catch::StartsWith("heed: error: config file: cannot read " + (work_dir() / "missing.json").string()));
 }
 
 TEST_CASE("config show prints the effective config; config schema the schema", "[cli]") {
@@ -155,8 +159,8 @@ Result run_stdout_to(const std::string& args, const std::string& target) {
 
 TEST_CASE("results that cannot be written to stdout are an error, exit 1", "[cli]") {
   auto ref = write_file("ref.txt", "the cat sat on the mat\n");
-  for (const std::string& args : {std::string("config show"), std::string("config schema"), "bleu " + ref + " -i " + ref,
-                                  "bleu " + ref + " -i " + ref + " -m chrf ter"}) {
+  for (const std::string& args : {std::string("config show"), std::string("config schema"),
+                                  "bleu " + ref + " -i " + ref, "bleu " + ref + " -i " + ref + " -m chrf ter"}) {
     INFO(args);
     Result r = run_stdout_to(args, "> /dev/full");
     CHECK(r.exit_code == 1);
@@ -171,42 +175,49 @@ TEST_CASE("--threads and HEED_THREADS: an integer >= 1; far too many are lowered
   const std::string err = (work_dir() / "err").string();
   for (const char* value : {"-1", "0", "many"}) {
     INFO(value);
-    const int status = std::system((std::string(HEED_BINARY) + " --threads " + value + " config schema > /dev/null 2> " + err).c_str());
+    const int status = std::system(
+        (std::string(HEED_BINARY) + " --threads " + value + " config schema > /dev/null 2> " + err).c_str());
     CHECK(WEXITSTATUS(status) == 2);
     CHECK(heed::read_file(err) == "heed: error: --threads: got " + std::string(value) +
                                       ", expected an integer >= 1 (see heed config schema --help)\n");
   }
   for (const char* value : {"abc", "0", "-2", "4x"}) {
     INFO(value);
-    const int status = std::system(("HEED_THREADS=" + std::string(value) + " " + HEED_BINARY + " config schema > /dev/null 2> " + err).c_str());
+    const int status = std::system(
+        ("HEED_THREADS=" + std::string(value) + " " + HEED_BINARY + " config schema > /dev/null 2> " + err).c_str());
     CHECK(WEXITSTATUS(status) == 2);
-    CHECK(heed::read_file(err) == "heed: error: HEED_THREADS: got " + std::string(value) + ", expected an integer >= 1\n");
+    CHECK(heed::read_file(err) ==
+          "heed: error: HEED_THREADS: got " + std::string(value) + ", expected an integer >= 1\n");
   }
   // 100000 threads crashed inside OpenMP: tokenizer encode runs a parallel loop with them.
   auto text = write_file("threads.txt", "some words to encode\nand some more\n");
   auto tokenizer = (work_dir() / "threads-tokenizer.json").string();
   REQUIRE(run("tokenizer train --vocab-size 280 -o " + tokenizer + " " + text).exit_code == 0);
   const int cores = std::max(1, int(std::thread::hardware_concurrency()));
-  const std::string many = std::string(HEED_BINARY) + " --threads 100000 tokenizer encode -m " + tokenizer + " -i " + text;
+  const std::string many =
+      std::string(HEED_BINARY) + " --threads 100000 tokenizer encode -m " + tokenizer + " -i " + text;
   const int status = std::system((many + " > " + (work_dir() / "many.out").string() + " 2> " + err).c_str());
   const std::string warning = heed::read_file(err);
   CHECK(WEXITSTATUS(status) == 0);
-  CHECK(heed::read_file((work_dir() / "many.out").string()) == run("tokenizer encode -m " + tokenizer + " -i " + text).out);
+  CHECK(heed::read_file((work_dir() / "many.out").string()) ==
+        run("tokenizer encode -m " + tokenizer + " -i " + text).out);
   CHECK_THAT(warning, Catch::EndsWith("[warning] --threads 100000: more than 4 threads per core on " +
-                                                   std::to_string(cores) + " core(s); using " +
-                                                   std::to_string(4 * cores) + "\n"));
+                                      std::to_string(cores) + " core(s); using " + std::to_string(4 * cores) + "\n"));
 }
 
 TEST_CASE("out-of-range flags name the flag, the value and the range", "[cli]") {
-  check_usage_error("translate -m nowhere --beam 0", "--beam: got 0, expected an integer >= 1 (see heed translate --help)");
+  check_usage_error("translate -m nowhere --beam 0",
+                    "--beam: got 0, expected an integer >= 1 (see heed translate --help)");
   check_usage_error("translate -m nowhere --max-length-ratio 0",
                     "--max-length-ratio: got 0, expected a number > 0 (see heed translate --help)");
   check_usage_error("translate -m nowhere --length-penalty -1",
                     "--length-penalty: got -1, expected a number >= 0 (see heed translate --help)");
-  check_usage_error("translate -m nowhere --max-input-length 100000000",
-                    "--max-input-length: got 100000000, expected an integer >= 0 and <= 4096 (see heed translate --help)");
-  check_usage_error("tokenizer train --max-piece-length 1 -o x.json x.txt",
-                    "--max-piece-length: got 1, expected an integer from 2 to 1048576 (see heed tokenizer train --help)");
+  check_usage_error(
+      "translate -m nowhere --max-input-length 100000000",
+      "--max-input-length: got 100000000, expected an integer >= 0 and <= 4096 (see heed translate --help)");
+  check_usage_error(
+      "tokenizer train --max-piece-length 1 -o x.json x.txt",
+      "--max-piece-length: got 1, expected an integer from 2 to 1048576 (see heed tokenizer train --help)");
   check_usage_error("config show --set tokenizer.vocab_size=260",
                     "--set: tokenizer.vocab_size: got 260, expected an integer >= 261");
 }
@@ -215,7 +226,7 @@ TEST_CASE("a log file that cannot be written is an error at the end, exit 1", "[
   Result r = run("--log-level debug --log-file /dev/full config show");
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.err, Catch::EndsWith("\nheed: error: cannot write the log file /dev/full: No space left on device\n"));
-  CHECK(r.err.find("LOG ERROR") == std::string::npos);  // spdlog's own complaint
+  CHECK(r.err.find("LOG ERROR") == std::string::npos);       // spdlog's own complaint
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 2);  // the debug line (on stderr still) and the error
 }
 
@@ -223,7 +234,8 @@ TEST_CASE("OpenMP's waiting threads spin briefly unless the user chose a wait po
   // libgomp reads its settings once, when it is loaded, and prints them on OMP_DISPLAY_ENV.
   const std::string err = (work_dir() / "err").string();
   auto settings = [&](const std::string& environment) {
-    std::system((environment + " OMP_DISPLAY_ENV=verbose " + HEED_BINARY + " config schema > /dev/null 2> " + err).c_str());
+    std::system(
+        (environment + " OMP_DISPLAY_ENV=verbose " + HEED_BINARY + " config schema > /dev/null 2> " + err).c_str());
     return heed::read_file(err);
   };
   CHECK_THAT(settings("env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY"), Catch::Contains("GOMP_SPINCOUNT = '10000'"));

@@ -17,11 +17,17 @@ std::string write_graph_config(const std::string& dir, const std::string& graph,
   const nlohmann::json c = {
       {"task", "node-classification"},
       {"seed", 2},
-      {"model", {{"arch", "gat"}, {"dropout", 0.3}, {"gat", {{"hidden", 8}, {"heads", 4}, {"attention_dropout", 0.3}}}}},
+      {"model",
+       {{"arch", "gat"}, {"dropout", 0.3}, {"gat", {{"hidden", 8}, {"heads", 4}, {"attention_dropout", 0.3}}}}},
       {"data", {{"graph", graph}}},
       {"training",
-       {{"learning_rate", 0.01}, {"clip_norm", 0}, {"label_smoothing", 0}, {"max_epochs", max_epochs}, {"patience", 0},
-        {"validate_every", 5}, {"log_every", 10}}}};
+       {{"learning_rate", 0.01},
+        {"clip_norm", 0},
+        {"label_smoothing", 0},
+        {"max_epochs", max_epochs},
+        {"patience", 0},
+        {"validate_every", 5},
+        {"log_every", 10}}}};
   const std::string path = dir + "/graph-config.json";
   std::ofstream(path) << c.dump(2);
   return path;
@@ -92,7 +98,8 @@ TEST_CASE("heed train and predict on graphs: bad input is one error line, nothin
   write_text(std::filesystem::path(graph) / "edges.txt", "0 1\n1 200\n");
   Result r = run(kHeed + " --threads 1 train -c " + config + " -m " + (dir / "model"), dir / "bad-edges");
   CHECK(r.exit_code == 1);
-  CHECK(r.err == "heed: error: " + graph + "/edges.txt:2: node id 200 out of range (the graph has 200 nodes, 0 … 199)\n");
+  CHECK(r.err ==
+        "heed: error: " + graph + "/edges.txt:2: node id 200 out of range (the graph has 200 nodes, 0 … 199)\n");
   for (const auto& e : std::filesystem::directory_iterator(dir / "model"))  // the run lock only
     CHECK(e.path().filename() == "train.lock");
 
@@ -113,6 +120,7 @@ TEST_CASE("heed train and predict on graphs: bad input is one error line, nothin
   write_text(std::filesystem::path(dir / "translation") / "config.json", R"({"task": "translation"})");
   r = run(kHeed + " predict -m " + (dir / "translation"), dir / "translation-model");
   CHECK(r.exit_code == 2);
-  CHECK_THAT(r.err, Catch::Contains("holds a translation model; predict writes node classes (task node-classification); "
-                                    "use heed translate"));
+  CHECK_THAT(r.err,
+             Catch::Contains("holds a translation model; predict writes node classes (task node-classification); "
+                             "use heed translate"));
 }

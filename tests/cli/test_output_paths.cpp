@@ -2,10 +2,10 @@
 // average): a regular file is replaced whole and keeps its mode, a symlink's target is written
 // and the link kept; a FIFO, a device, /dev/stdout, /dev/fd/1 and bash's `>(cmd)` are written in
 // place and stay what they were. Each command's output to a plain new file is the reference.
-#include <catch2/catch.hpp>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include "model_fixture.hpp"
 #include "train_fixture.hpp"
@@ -127,7 +127,9 @@ TEST_CASE("tokenizer encode -o", "[cli][output]") {
 TEST_CASE("tokenizer decode -o", "[cli][output]") {
   Fixture f;
   const std::string tok = f.model + "/tokenizer.json", pieces = f.dir / "pieces.txt";
-  REQUIRE(run(kHeed + " -q tokenizer encode -m " + tok + " -i " + f.sample + " -o " + pieces, f.dir / "encode").exit_code == 0);
+  REQUIRE(
+      run(kHeed + " -q tokenizer encode -m " + tok + " -i " + f.sample + " -o " + pieces, f.dir / "encode").exit_code ==
+      0);
   check_output_kinds(f.dir, kHeed + " --threads 1 -q tokenizer decode -m " + tok + " -i " + pieces + " -o OUT");
 }
 

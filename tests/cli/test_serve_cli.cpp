@@ -67,12 +67,13 @@ TEST_CASE("serve: translations equal heed translate's for the same lines", "[cli
   SECTION("n-best lists with scores and alignments, as translate --nbest --alignment writes them") {
     const Answer a = post(server, json{{"text", lines}, {"beam", 3}, {"nbest", 2}, {"alignment", true}});
     REQUIRE(a.status == 200);
-    const auto expected = translate_offline(model_dir(), lines, "--beam 3 --nbest 2 --alignment", scratch("same-nbest"));
+    const auto expected =
+        translate_offline(model_dir(), lines, "--beam 3 --nbest 2 --alignment", scratch("same-nbest"));
     std::vector<std::string> got;
     for (size_t i = 0; i < lines.size(); ++i)
       for (const auto& h : a.body["translations"][i])
-        got.push_back(std::to_string(i) + " ||| " + one_line(h["text"]) + " ||| " + format_score(h["score"]) +
-                      " ||| " + h["alignment"].get<std::string>());
+        got.push_back(std::to_string(i) + " ||| " + one_line(h["text"]) + " ||| " + format_score(h["score"]) + " ||| " +
+                      h["alignment"].get<std::string>());
     CHECK(got == expected);
     CHECK(a.body["translations"][0].size() == 2);
   }
@@ -139,11 +140,10 @@ TEST_CASE("serve: concurrent requests each get their own lines' translations; co
   CHECK(server.stop() == 0);
 }
 
-TEST_CASE("serve: bad requests get 400/413 with a JSON error naming the field; the server carries on",
-          "[cli][serve]") {
-  ServerProcess server(model_dir(), scratch("bad"),
-                       {"--max-request-bytes", "2000", "--max-sentences", "3", "--max-sentence-length", "8",
-                        "--max-beam", "6"});
+TEST_CASE("serve: bad requests get 400/413 with a JSON error naming the field; the server carries on", "[cli][serve]") {
+  ServerProcess server(
+      model_dir(), scratch("bad"),
+      {"--max-request-bytes", "2000", "--max-sentences", "3", "--max-sentence-length", "8", "--max-beam", "6"});
   REQUIRE(server.port() > 0);
   struct Case {
     std::string body;
@@ -162,7 +162,8 @@ TEST_CASE("serve: bad requests get 400/413 with a JSON error naming the field; t
       {R"({"text": ["a"], "beam": 7})", 400, "beam", "beam: must be an integer from 1 to 6, got 7"},
       {R"({"text": ["a"], "beam": "2"})", 400, "beam", "beam: must be an integer from 1 to 6, got \"2\""},
       {R"({"text": ["a"], "beam": 2.5})", 400, "beam", "got 2.5"},
-      {R"({"text": ["a"], "beam": 2, "nbest": 3})", 400, "nbest", "nbest: must be an integer from 1 to the beam size 2, got 3"},
+      {R"({"text": ["a"], "beam": 2, "nbest": 3})", 400, "nbest",
+       "nbest: must be an integer from 1 to the beam size 2, got 3"},
       {R"({"text": ["a"], "alignment": "yes"})", 400, "alignment", "alignment: must be true or false, got \"yes\""},
       {R"({"text": ["a"], "bem": 2})", 400, "bem", "unknown field 'bem'"},
       {R"({"text": ["a", "b", "c", "d"]})", 413, "text", "text: 4 sentences, over the limit of 3 per request"},
@@ -185,7 +186,8 @@ TEST_CASE("serve: bad requests get 400/413 with a JSON error naming the field; t
   // A form-encoded body (curl -d) is read as JSON all the same, whatever its size.
   {
     auto client = server.client();
-    const Answer a = to_answer(client.Post("/v1/translate", R"({"text": ["one", "two"]})", "application/x-www-form-urlencoded"));
+    const Answer a =
+        to_answer(client.Post("/v1/translate", R"({"text": ["one", "two"]})", "application/x-www-form-urlencoded"));
     CHECK(a.status == 200);
     CHECK(a.body["translations"].size() == 2);
   }
@@ -279,9 +281,9 @@ TEST_CASE("serve: bad flags and a taken port", "[cli][serve]") {
 
   ServerProcess first(model_dir(), scratch("first"));
   REQUIRE(first.port() > 0);
-  const Result taken = run(kHeed + " --quiet --threads 1 serve -m " + model_dir() + " --port " +
-                               std::to_string(first.port()),
-                           scratch("flags"));
+  const Result taken =
+      run(kHeed + " --quiet --threads 1 serve -m " + model_dir() + " --port " + std::to_string(first.port()),
+          scratch("flags"));
   CHECK(taken.exit_code == 1);
   CHECK(taken.err == "heed: error: cannot listen on 127.0.0.1:" + std::to_string(first.port()) +
                          " (the port is taken, or the host is not an address of this machine)\n");

@@ -82,8 +82,8 @@ TEST_CASE("invalid UTF-8 is an error naming file and line, or replaced on reques
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("heed: error: tok_cli_bad.txt:3: invalid UTF-8") != std::string::npos);
 
-  r = run(kHeed.substr(0, kHeed.size() - 8) + " tokenizer encode --replace-invalid -m " + m +
-          " -i tok_cli_bad.txt | " + kHeed + " tokenizer decode -m " + m);
+  r = run(kHeed.substr(0, kHeed.size() - 8) + " tokenizer encode --replace-invalid -m " + m + " -i tok_cli_bad.txt | " +
+          kHeed + " tokenizer decode -m " + m);
   CHECK(r.exit_code == 0);
   CHECK(r.out == "good line\nstill good\nbad \xEF\xBF\xBD byte\n");
   CHECK(r.err.find("replaced 1 invalid UTF-8 sequence(s) by U+FFFD in 1 line(s)") != std::string::npos);
@@ -125,7 +125,8 @@ TEST_CASE("separate source and target tokenizers need --side", "[cli]") {
   std::remove("tok_cli_sep.json");
 }
 
-TEST_CASE("tokenizer: a damaged tokenizer.json's bytes are escaped in the error, never echoed raw", "[cli][tokenizer]") {
+TEST_CASE("tokenizer: a damaged tokenizer.json's bytes are escaped in the error, never echoed raw",
+          "[cli][tokenizer]") {
   const std::string bad = "tokenizer_cli_bad_bytes.json";
   // an invalid UTF-8 byte, then a raw terminal escape sequence (a control character)
   for (const std::string& piece : {std::string("\xC3\x28"), std::string("\x1B[31m")}) {

@@ -30,8 +30,7 @@ TEST_CASE("heed train: SIGINT saves a checkpoint, exits 1 promptly, and the run 
   CHECK(seconds < 5);
   CHECK(err.find("heed: error: interrupted") != std::string::npos);
 
-  const int64_t step =
-      std::stoll(read_safetensors(model + "/trainer_state.safetensors").metadata.at("step"));
+  const int64_t step = std::stoll(read_safetensors(model + "/trainer_state.safetensors").metadata.at("step"));
   CHECK(step >= 5);
   CHECK(err.find("checkpoint saved at step " + std::to_string(step)) != std::string::npos);
   // the interrupt checkpoint is written whatever the step (not only every validate_every)
@@ -85,7 +84,8 @@ TEST_CASE("heed train: SIGTERM and SIGHUP (a closed terminal) save a checkpoint 
     REQUIRE(state_seen);
     CHECK(status == 1);
     const int64_t step = std::stoll(read_safetensors(model + "/trainer_state.safetensors").metadata.at("step"));
-    CHECK(err.find("checkpoint saved at step " + std::to_string(step) + "; continue with --resume") != std::string::npos);
+    CHECK(err.find("checkpoint saved at step " + std::to_string(step) + "; continue with --resume") !=
+          std::string::npos);
     CHECK_THAT(err, Catch::EndsWith("heed: error: interrupted\n"));
   }
 }

@@ -13,11 +13,13 @@ TEST_CASE("heed train: a short run's loss falls and its model directory translat
   TempDir dir("train-learns");
   write_reverse_corpus(dir.path.string(), "train", 300, 21);
   write_reverse_corpus(dir.path.string(), "dev", 20, 22);
-  const std::string config = write_tiny_config(
-      dir.path.string(),
-      {{"max_steps", 150}, {"validate_every", 50}, {"log_every", 10}, {"validation_metric", "bleu"},
-       {"learning_rate", 0.02}},
-      /*with_dev=*/true);
+  const std::string config = write_tiny_config(dir.path.string(),
+                                               {{"max_steps", 150},
+                                                {"validate_every", 50},
+                                                {"log_every", 10},
+                                                {"validation_metric", "bleu"},
+                                                {"learning_rate", 0.02}},
+                                               /*with_dev=*/true);
   const std::string model = dir / "model";
   Result r = run(kHeed + " --threads 1 train -c " + config + " -m " + model, dir / "train");
   INFO(r.err);
@@ -56,8 +58,8 @@ TEST_CASE("heed train: a short run's loss falls and its model directory translat
 
   for (const char* file : {"config.json", "tokenizer.json", "model.safetensors", "trainer_state.safetensors"})
     CHECK(fs::exists(model + "/" + file));
-  Result t = run("head -n 3 " + (dir / "dev.src") + " | " + kHeed + " --threads 1 translate -m " + model,
-                 dir / "translate");
+  Result t =
+      run("head -n 3 " + (dir / "dev.src") + " | " + kHeed + " --threads 1 translate -m " + model, dir / "translate");
   INFO(t.err);
   CHECK(t.exit_code == 0);
   CHECK(std::count(t.out.begin(), t.out.end(), '\n') == 3);

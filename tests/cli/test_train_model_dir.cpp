@@ -58,7 +58,8 @@ TEST_CASE("a resume that would change the model is refused before anything is wr
   CHECK(r.err.find("--resume cannot change tokenizer.vocab_size (300 in ") != std::string::npos);
   CHECK(snapshot(t.model) == before);
 
-  r = run(kHeed + " --threads 1 train -m " + t.model + " --resume --set model.arch=transformer", t.dir / "to-transformer");
+  r = run(kHeed + " --threads 1 train -m " + t.model + " --resume --set model.arch=transformer",
+          t.dir / "to-transformer");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--resume cannot change model.arch (\"gru-bahdanau\" in ") != std::string::npos);
   CHECK(snapshot(t.model) == before);
@@ -90,7 +91,8 @@ TEST_CASE("one run per model directory: a second one exits 2 naming the holder; 
 
   const pid_t first = spawn_heed({"--threads", "1", "train", "-c", config, "-m", model}, dir / "first");
   const bool running = wait_for_file(model + "/checkpoints/step-00000005.safetensors", first);
-  Result second = run(kHeed + " --threads 1 train --resume -m " + model + " --set training.max_steps=100", dir / "second");
+  Result second =
+      run(kHeed + " --threads 1 train --resume -m " + model + " --set training.max_steps=100", dir / "second");
   Result fresh = run(kHeed + " --threads 1 train -c " + config + " -m " + model, dir / "fresh");
   ::kill(first, SIGKILL);
   const int status = wait_child(first);
@@ -106,8 +108,8 @@ TEST_CASE("one run per model directory: a second one exits 2 naming the holder; 
 
   // SIGKILL leaves the lock file, but the kernel released the lock with the process.
   const int64_t step = state_step(model);
-  Result resumed = run(kHeed + " --threads 1 train --resume -m " + model + " --set training.max_steps=" +
-                           std::to_string(step + 3) + " --set training.max_time=0",
+  Result resumed = run(kHeed + " --threads 1 train --resume -m " + model +
+                           " --set training.max_steps=" + std::to_string(step + 3) + " --set training.max_time=0",
                        dir / "resumed");
   INFO(resumed.err);
   CHECK(resumed.exit_code == 0);
@@ -125,11 +127,12 @@ TEST_CASE("a Transformer's dev line longer than max_positions does not stop trai
     src << '\n';
     tgt << '\n';
   }
-  const std::string config = write_tiny_config(dir.path.string(), {{"max_steps", 4}, {"validate_every", 2},
-                                                                   {"validation_metric", "bleu"}}, true);
-  const std::string transformer = "--set model.arch=transformer --set model.transformer.d_model=8 "
-                                  "--set model.transformer.heads=2 --set model.transformer.ffn_dim=16 "
-                                  "--set model.transformer.enc_layers=1 --set model.transformer.dec_layers=1 ";
+  const std::string config = write_tiny_config(
+      dir.path.string(), {{"max_steps", 4}, {"validate_every", 2}, {"validation_metric", "bleu"}}, true);
+  const std::string transformer =
+      "--set model.arch=transformer --set model.transformer.d_model=8 "
+      "--set model.transformer.heads=2 --set model.transformer.ffn_dim=16 "
+      "--set model.transformer.enc_layers=1 --set model.transformer.dec_layers=1 ";
   const std::string model = dir / "model";
   Result r = run(kHeed + " --threads 1 train -c " + config + " -m " + model + " " + transformer +
                      "--set model.transformer.max_positions=48",
@@ -146,8 +149,9 @@ TEST_CASE("a Transformer's dev line longer than max_positions does not stop trai
               "--set model.transformer.max_positions=40",
           dir / "check");
   CHECK(r.exit_code == 2);
-  CHECK(r.err == "heed: error: " + config + ": model.transformer.max_positions (40) must exceed data.max_length (40): "
-                 "a source of max_length tokens and its </s>\n");
+  CHECK(r.err == "heed: error: " + config +
+                     ": model.transformer.max_positions (40) must exceed data.max_length (40): "
+                     "a source of max_length tokens and its </s>\n");
   CHECK_FALSE(fs::exists(dir / "other"));
 }
 

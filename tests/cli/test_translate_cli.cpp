@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "resource_bounds.hpp"
 #include "model_fixture.hpp"
+#include "resource_bounds.hpp"
 #include "util/atomic_file.hpp"
 
 namespace fs = std::filesystem;
@@ -68,7 +68,8 @@ std::vector<std::string> split_lines(const std::string& text) {
 std::vector<std::string> split_fields(const std::string& line) {  // on " ||| "
   std::vector<std::string> fields;
   size_t start = 0;
-  for (size_t p; (p = line.find(" ||| ", start)) != std::string::npos; start = p + 5) fields.push_back(line.substr(start, p - start));
+  for (size_t p; (p = line.find(" ||| ", start)) != std::string::npos; start = p + 5)
+    fields.push_back(line.substr(start, p - start));
   fields.push_back(line.substr(start));
   return fields;
 }
@@ -137,7 +138,10 @@ TEST_CASE("translate --scores and --alignment append fields after ' ||| '", "[cl
     CHECK_FALSE(fields[2].empty());  // every target word is linked to some source word
     // word indices lie within the source and the output
     std::istringstream in(fields[2]);
-    const auto words = [](const std::string& s) { std::istringstream w(s); return int(std::distance(std::istream_iterator<std::string>(w), {})); };
+    const auto words = [](const std::string& s) {
+      std::istringstream w(s);
+      return int(std::distance(std::istream_iterator<std::string>(w), {}));
+    };
     for (std::string p; in >> p;) {
       const int s = std::stoi(p.substr(0, p.find('-'))), t = std::stoi(p.substr(p.find('-') + 1));
       CHECK(s < words(kLines[i]));
@@ -243,8 +247,9 @@ TEST_CASE("translate -m with a file instead of a directory says so", "[cli][tran
   const std::string file = model_dir() + "/config.json";
   const Result r = run(kHeed + " translate -m " + file + " -i " + kInput);
   CHECK(r.exit_code == 1);
-  CHECK(r.err == "heed: error: " + file + " is not a model directory but a file (give the directory that holds "
-                                          "config.json, tokenizer.json and model.safetensors)\n");
+  CHECK(r.err == "heed: error: " + file +
+                     " is not a model directory but a file (give the directory that holds "
+                     "config.json, tokenizer.json and model.safetensors)\n");
 }
 
 TEST_CASE("translate: a line longer than a Transformer's positions is cut, the others translated", "[cli][translate]") {
@@ -276,7 +281,8 @@ TEST_CASE("translate: one line's cost is bounded, whatever data.max_length says"
   // 4,096 tokens and, without alignments, keeps no attention rows.
   const std::string dir = kDir + "/unbounded";
   fs::create_directories(dir);
-  for (const char* file : {"tokenizer.json", "model.safetensors"}) fs::copy_file(model_dir() + "/" + file, dir + "/" + file, fs::copy_options::overwrite_existing);
+  for (const char* file : {"tokenizer.json", "model.safetensors"})
+    fs::copy_file(model_dir() + "/" + file, dir + "/" + file, fs::copy_options::overwrite_existing);
   heed::Config config = heed::load_model_config(model_dir());
   config.data.max_length = 1000000;
   heed::save_config(config, dir + "/config.json");
@@ -288,5 +294,6 @@ TEST_CASE("translate: one line's cost is bounded, whatever data.max_length says"
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CHECK(split_lines(r.out).size() == 2);
-  CHECK_THAT(r.err, Catch::Contains(input + ":1: ") && Catch::Contains(", only the first 4096 are translated (heed's limit for one line)"));
+  CHECK_THAT(r.err, Catch::Contains(input + ":1: ") &&
+                        Catch::Contains(", only the first 4096 are translated (heed's limit for one line)"));
 }

@@ -2,10 +2,10 @@
 // Helpers for the `heed train` CLI tests: a tiny parallel corpus (sources of 3–8 words from a
 // 100-word vocabulary, targets the same words reversed: learnable in a few dozen steps), a tiny
 // GRU config, and running the real executable, in the foreground or as a child to signal.
-#include "../temp_dir.hpp"
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "../temp_dir.hpp"
 
 #include <chrono>
 #include <cstdlib>

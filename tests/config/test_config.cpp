@@ -1,6 +1,6 @@
 // Config parsing: defaults, every kind of error (with the exact path), overrides, round trips.
-#include <catch2/catch.hpp>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -19,7 +19,10 @@ namespace {
 struct ScratchDir {
   fs::path path = fs::temp_directory_path() / ("heed_test_config_" + std::to_string(getpid()));
   ScratchDir() { fs::create_directories(path); }
-  ~ScratchDir() { std::error_code ignored; fs::remove_all(path, ignored); }
+  ~ScratchDir() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
 };
 
 fs::path temp_dir() {
@@ -109,8 +112,9 @@ TEST_CASE("max_time accepts seconds or a duration string") {
   CHECK(seconds("2h") == 7200);
   CHECK(seconds("1.5h") == 5400);
   for (json bad : {json("15"), json("15x"), json("m"), json(""), json(-1), json(true)})
-    CHECK_THAT(error_for({{"training", {{"max_time", bad}}}}),
-               Catch::StartsWith("test.json: training.max_time: got " + bad.dump() + ", expected a number of seconds >= 0"));
+    CHECK_THAT(
+        error_for({{"training", {{"max_time", bad}}}}),
+        Catch::StartsWith("test.json: training.max_time: got " + bad.dump() + ", expected a number of seconds >= 0"));
 }
 
 TEST_CASE("a syntax error names file, line and column") {
@@ -142,7 +146,8 @@ TEST_CASE("file-level errors") {
              Catch::Contains("cannot read no/such/config.json"));
   CHECK_THAT(usage_error([] { heed::load_config(temp_dir().string()); }), Catch::EndsWith("is a directory"));
   auto array = write_temp("array.json", "[1, 2]");
-  CHECK(usage_error([&] { heed::load_config(array); }) == array + ": expected a JSON object at the top level, got [1,2]");
+  CHECK(usage_error([&] { heed::load_config(array); }) ==
+        array + ": expected a JSON object at the top level, got [1,2]");
   auto dup = write_temp("dup.json", R"({"training": {"learning_rate": 0.1, "batch_tokens": 5, "learning_rate": 0.2}})");
   CHECK(usage_error([&] { heed::load_config(dup); }) == dup + ": duplicate key 'training.learning_rate'");
 }
@@ -154,7 +159,8 @@ TEST_CASE("an unknown key names its full path and the closest known key") {
         "test.json: unknown key 'model.gru.emb_dimm' (did you mean model.gru.emb_dim?)");
   CHECK(error_for({{"modle", json::object()}}) == "test.json: unknown key 'modle' (did you mean model?)");
   // The right name in the wrong section.
-  CHECK(error_for({{"training", {{"beam", 4}}}}) == "test.json: unknown key 'training.beam' (did you mean decoding.beam?)");
+  CHECK(error_for({{"training", {{"beam", 4}}}}) ==
+        "test.json: unknown key 'training.beam' (did you mean decoding.beam?)");
   CHECK(error_for({{"data", {{"train", {{"source", "a"}}}}}}) ==
         "test.json: unknown key 'data.train.source' (did you mean data.train.src?)");
   // Nothing close: no guess. Comment keys are not special: configs/README.md documents the fields.
@@ -178,8 +184,10 @@ TEST_CASE("a wrong type names the path, the value and what is allowed") {
 }
 
 TEST_CASE("an out-of-range value names the path, the value and what is allowed") {
-  CHECK(error_for({{"model", {{"dropout", 1.0}}}}) == "test.json: model.dropout: got 1.0, expected a number >= 0 and < 1");
-  CHECK(error_for({{"model", {{"dropout", -0.1}}}}) == "test.json: model.dropout: got -0.1, expected a number >= 0 and < 1");
+  CHECK(error_for({{"model", {{"dropout", 1.0}}}}) ==
+        "test.json: model.dropout: got 1.0, expected a number >= 0 and < 1");
+  CHECK(error_for({{"model", {{"dropout", -0.1}}}}) ==
+        "test.json: model.dropout: got -0.1, expected a number >= 0 and < 1");
   CHECK(error_for({{"training", {{"learning_rate", 0}}}}) ==
         "test.json: training.learning_rate: got 0, expected a number > 0");
   CHECK(error_for({{"decoding", {{"beam", 0}}}}) == "test.json: decoding.beam: got 0, expected an integer >= 1");
@@ -190,7 +198,8 @@ TEST_CASE("an out-of-range value names the path, the value and what is allowed")
   CHECK(error_for({{"model", {{"arch", "rnn"}}}}) ==
         "test.json: model.arch: got \"rnn\", expected one of \"gru-bahdanau\", \"transformer\", \"ntm\", \"gat\"");
   CHECK(error_for({{"training", {{"schedule", "step"}}}}) ==
-        "test.json: training.schedule: got \"step\", expected one of \"constant\", \"inverse-sqrt\", \"linear\", \"cosine\"");
+        "test.json: training.schedule: got \"step\", expected one of \"constant\", \"inverse-sqrt\", \"linear\", "
+        "\"cosine\"");
   CHECK(error_for({{"training", {{"max_steps", 3000000000LL}}}}) ==
         "test.json: training.max_steps: got 3000000000, expected an integer >= 0 that fits in 32 bits");
   CHECK(error_for({{"training", {{"beta2", 1e300}}}}) ==
@@ -214,10 +223,12 @@ TEST_CASE("rules across fields name every field involved") {
   CHECK(error_for({{"training", {{"schedule", "inverse-sqrt"}}}}) ==
         "test.json: training.warmup_steps: the inverse-sqrt schedule needs warmup_steps >= 1 (got 0)");
   // Checked when the config loads, not at the first update after the corpus has loaded.
-  CHECK(error_for({{"training", {{"schedule", "cosine"}}}}) ==
-        "test.json: training.schedule cosine needs training.max_steps > 0 (it decays to min_learning_rate at max_steps)");
-  CHECK(error_for({{"training", {{"schedule", "linear"}, {"max_steps", 0}}}}) ==
-        "test.json: training.schedule linear needs training.max_steps > 0 (it decays to min_learning_rate at max_steps)");
+  CHECK(
+      error_for({{"training", {{"schedule", "cosine"}}}}) ==
+      "test.json: training.schedule cosine needs training.max_steps > 0 (it decays to min_learning_rate at max_steps)");
+  CHECK(
+      error_for({{"training", {{"schedule", "linear"}, {"max_steps", 0}}}}) ==
+      "test.json: training.schedule linear needs training.max_steps > 0 (it decays to min_learning_rate at max_steps)");
   CHECK(error_for({{"decoding", {{"beam", 0}}}}) == "test.json: decoding.beam: got 0, expected an integer >= 1");
   CHECK(error_for({{"decoding", {{"length_penalty", -1}}}}) ==
         "test.json: decoding.length_penalty: got -1, expected a number >= 0");
@@ -229,16 +240,24 @@ TEST_CASE("rules across fields name every field involved") {
         "test.json: task node-classification needs model.arch = gat (got gru-bahdanau)");
   CHECK(error_for({{"model", {{"arch", "gat"}}}}) ==
         "test.json: model.arch gat is a graph model: set task to node-classification or link-prediction");
-  CHECK(error_for({{"task", "link-prediction"}, {"model", {{"arch", "gat"}}}, {"data", {{"val_edges", 0.5}, {"test_edges", 0.5}}}}) ==
+  CHECK(error_for({{"task", "link-prediction"},
+                   {"model", {{"arch", "gat"}}},
+                   {"data", {{"val_edges", 0.5}, {"test_edges", 0.5}}}}) ==
         "test.json: data.val_edges + data.test_edges must leave edges for training (got 0.5 + 0.5)");
-  CHECK(heed::config_from_json({{"task", "link-prediction"}, {"model", {{"arch", "gat"}}}}, "t").task == heed::Task::link_prediction);
+  CHECK(heed::config_from_json({{"task", "link-prediction"}, {"model", {{"arch", "gat"}}}}, "t").task ==
+        heed::Task::link_prediction);
 }
 
 TEST_CASE("fixed choices are parsed into enums when the config loads") {
   const Config c = heed::config_from_json(
-      {{"model", {{"arch", "transformer"}, {"gru", {{"readout_act", "linear"}}}, {"transformer", {{"activation", "gelu"}}}}},
-       {"training", {{"optimizer", "adamw"}, {"schedule", "inverse-sqrt"}, {"warmup_steps", 4}, {"batch_unit", "target"},
-                     {"validation_metric", "cross-entropy"}}}},
+      {{"model",
+        {{"arch", "transformer"}, {"gru", {{"readout_act", "linear"}}}, {"transformer", {{"activation", "gelu"}}}}},
+       {"training",
+        {{"optimizer", "adamw"},
+         {"schedule", "inverse-sqrt"},
+         {"warmup_steps", 4},
+         {"batch_unit", "target"},
+         {"validation_metric", "cross-entropy"}}}},
       "test.json");
   CHECK(c.model.arch == heed::Arch::transformer);
   CHECK(c.model.gru.readout_act == heed::ReadoutActivation::linear);
@@ -260,21 +279,23 @@ TEST_CASE("--set overrides are applied in order and validated the same way") {
                                       "data.train.src=[\"a.en\",\"b.en\"]", "data.train.tgt=[\"a.de\",\"b.de\"]",
                                       "model_dir=123", "decoding.beam=3", "decoding.beam=4", "training.max_time=15m"});
   CHECK(c.training.learning_rate == 0.0005f);
-  CHECK(c.training.batch_tokens == 500);  // from the file
-  CHECK(c.model.arch == heed::Arch::transformer);  // not JSON: taken as a string
+  CHECK(c.training.batch_tokens == 500);                                // from the file
+  CHECK(c.model.arch == heed::Arch::transformer);                       // not JSON: taken as a string
   CHECK(c.data.train_src == std::vector<std::string>{"a.en", "b.en"});  // parsed as JSON
-  CHECK(c.model_dir == "123");  // a string field takes the text as it is
-  CHECK(c.decoding.beam == 4);  // the last one wins
+  CHECK(c.model_dir == "123");                                          // a string field takes the text as it is
+  CHECK(c.decoding.beam == 4);                                          // the last one wins
   CHECK(c.training.max_time == 900);
 
   auto set_error = [&](const std::string& kv) { return usage_error([&] { heed::load_config(path, {kv}); }); };
   CHECK(set_error("training.lerning_rate=1") ==
         "--set: unknown key 'training.lerning_rate' (did you mean training.learning_rate?)");
   CHECK(set_error("training.learning_rate=-1") == "--set: training.learning_rate: got -1, expected a number > 0");
-  CHECK(set_error("training.batch_tokens=lots") == "--set: training.batch_tokens: got \"lots\", expected an integer >= 1");
+  CHECK(set_error("training.batch_tokens=lots") ==
+        "--set: training.batch_tokens: got \"lots\", expected an integer >= 1");
   CHECK(set_error("training.learning_rate") ==
         "--set training.learning_rate: expected KEY=VALUE, e.g. --set training.learning_rate=0.0005");
-  CHECK(set_error("model.gru=3") == "--set model.gru=3: model.gru is a section; set one field at a time, e.g. model.gru.emb_dim");
+  CHECK(set_error("model.gru=3") ==
+        "--set model.gru=3: model.gru is a section; set one field at a time, e.g. model.gru.emb_dim");
   // Cross-field rules see the result of all overrides.
   CHECK(set_error("model.transformer.heads=3") ==
         path + ": model.transformer.d_model (256) must be a multiple of model.transformer.heads (3)");

@@ -27,8 +27,10 @@ fs::path configs_dir() { return fs::path(HEED_SOURCE_DIR) / "configs"; }
 void leaf_paths(const json& j, const std::string& prefix, std::vector<std::string>& out) {
   for (const auto& [key, value] : j.items()) {
     std::string path = prefix.empty() ? key : prefix + "." + key;
-    if (value.is_object()) leaf_paths(value, path, out);
-    else out.push_back(path);
+    if (value.is_object())
+      leaf_paths(value, path, out);
+    else
+      out.push_back(path);
   }
 }
 

@@ -1,5 +1,5 @@
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <set>
 
 #include "data/batching.hpp"
@@ -42,15 +42,15 @@ TEST_CASE("make_batch pads exactly like the PyTorch reference batch") {
   CHECK(b.size == 3);
   CHECK(b.src_len == 8);
   CHECK(b.tgt_len == 7);
-  CHECK(b.src == std::vector<int32_t>{8, 22, 6, 12, 7, 3, 0, 0,  //
-                                      10, 7, 19, 3, 0, 0, 0, 0,  //
-                                      11, 22, 7, 14, 4, 4, 4, 3});
-  CHECK(b.tgt_in == std::vector<int32_t>{2, 19, 18, 19, 16, 0, 0,  //
-                                         2, 4, 16, 17, 4, 18, 12,  //
-                                         2, 21, 4, 0, 0, 0, 0});
-  CHECK(b.tgt_out == std::vector<int32_t>{19, 18, 19, 16, 3, 0, 0,  //
-                                          4, 16, 17, 4, 18, 12, 3,  //
-                                          21, 4, 3, 0, 0, 0, 0});
+  CHECK(b.src == std::vector<int32_t>{8,  22, 6,  12, 7, 3, 0, 0,  //
+                                      10, 7,  19, 3,  0, 0, 0, 0,  //
+                                      11, 22, 7,  14, 4, 4, 4, 3});
+  CHECK(b.tgt_in == std::vector<int32_t>{2, 19, 18, 19, 16, 0,  0,   //
+                                         2, 4,  16, 17, 4,  18, 12,  //
+                                         2, 21, 4,  0,  0,  0,  0});
+  CHECK(b.tgt_out == std::vector<int32_t>{19, 18, 19, 16, 3,  0,  0,  //
+                                          4,  16, 17, 4,  18, 12, 3,  //
+                                          21, 4,  3,  0,  0,  0,  0});
   CHECK(b.src_lengths == std::vector<int32_t>{6, 4, 8});
   CHECK(b.tgt_lengths == std::vector<int32_t>{5, 7, 3});
   CHECK(b.num_labels() == 15);
@@ -105,11 +105,11 @@ TEST_CASE("batches respect the token budget and use every pair exactly once per 
 
 TEST_CASE("batch unit target: the budget counts target labels incl. </s>, as the PyTorch reference") {
   ParallelCorpus c;
-  c.add(std::vector<int>(20, 1), {1});     // 0: labels 2 (its source would pad the batch to 21)
-  c.add({1}, {1, 1});                      // 1: labels 3
-  c.add({1}, {1, 1, 1});                   // 2: labels 4
-  c.add({1}, {1, 1, 1, 1});                // 3: labels 5
-  c.add({1}, std::vector<int>(11, 1));     // 4: labels 12, over the budget alone
+  c.add(std::vector<int>(20, 1), {1});  // 0: labels 2 (its source would pad the batch to 21)
+  c.add({1}, {1, 1});                   // 1: labels 3
+  c.add({1}, {1, 1, 1});                // 2: labels 4
+  c.add({1}, {1, 1, 1, 1});             // 3: labels 5
+  c.add({1}, std::vector<int>(11, 1));  // 4: labels 12, over the budget alone
   // sorted by target length: 0 1 2 3 4; budget 9: 2+3+4 = 9 fits, +5 does not; 5 | 12
   const auto plan = plan_epoch(c, 9, 3, 0, BatchUnit::target);
   std::set<std::vector<size_t>> batches(plan.begin(), plan.end());

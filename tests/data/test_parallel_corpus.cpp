@@ -1,9 +1,9 @@
 #include <catch2/catch.hpp>
 
-#include "../temp_dir.hpp"
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
+#include "../temp_dir.hpp"
 
 #include "data/corpus_cache.hpp"
 #include "data/parallel_corpus.hpp"
@@ -25,8 +25,8 @@ struct TempDir : test::TempDir {
 // Every word below is one token, so lengths in tests are word counts (+1 for </s>).
 Tokenizer word_tokenizer(int extra_vocab = 0) {
   std::unordered_map<std::string, int64_t> counts;
-  for (const char* w : {"one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-                        "eins", "zwei", "drei", "vier", "fünf", "sechs", "sieben", "acht", "neun", "zehn"})
+  for (const char* w : {"one",  "two",  "three", "four", "five", "six",   "seven",  "eight", "nine", "ten",
+                        "eins", "zwei", "drei",  "vier", "fünf", "sechs", "sieben", "acht",  "neun", "zehn"})
     counts[std::string(" ") + w] = 10;
   TokenizerOptions options;
   options.vocab_size = 2000 + extra_vocab;
@@ -67,9 +67,13 @@ TEST_CASE("files of different length: an error naming both files and counts, bef
   const std::string e2 = error_of([&] { load_parallel_corpus({ok_src, src2}, {ok_tgt, tgt2}, tok, {}, ""); });
   CHECK_THAT(e2, Catch::Contains(src2 + " has 1 lines") && Catch::Contains(tgt2 + " has 2"));
 
-  CHECK_THAT(error_of([&] { load_parallel_corpus({src, src2}, {tgt}, tok, {}, ""); }),
+  CHECK_THAT(error_of([&] {
+               load_parallel_corpus({src, src2}, {tgt}, tok, {}, "");
+             }),
              Catch::Contains("2 source files but 1 target files"));
-  CHECK_THAT(error_of([&] { load_parallel_corpus({dir.file("c.en", "x\n")}, {(dir.path / "missing.de").string()}, tok, {}, ""); }),
+  CHECK_THAT(error_of([&] {
+               load_parallel_corpus({dir.file("c.en", "x\n")}, {(dir.path / "missing.de").string()}, tok, {}, "");
+             }),
              Catch::Contains("missing.de"));
 }
 
@@ -85,13 +89,13 @@ TEST_CASE("invalid UTF-8 is an error naming file and line") {
 TEST_CASE("empty, too long and badly proportioned pairs are skipped and counted") {
   TempDir dir;
   const auto src = dir.file("a.en",
-                            "  one two  \n"                   // kept (trimmed)
-                            "\n"                              // empty source
-                            "three\n"                         // target only whitespace
-                            "one two three four five\n"       // 6 tokens with </s> > 5
-                            "one\n"                           // 2 vs 5 tokens: ratio 2.5 > 2
-                            "one two three four\r\n"          // 5 vs 5 tokens: kept; \r trimmed
-                            "six\n");                         // kept
+                            "  one two  \n"              // kept (trimmed)
+                            "\n"                         // empty source
+                            "three\n"                    // target only whitespace
+                            "one two three four five\n"  // 6 tokens with </s> > 5
+                            "one\n"                      // 2 vs 5 tokens: ratio 2.5 > 2
+                            "one two three four\r\n"     // 5 vs 5 tokens: kept; \r trimmed
+                            "six\n");                    // kept
   const auto tgt = dir.file("a.de",
                             "eins zwei\n"
                             "eins\n"
@@ -171,8 +175,9 @@ TEST_CASE("the encoded corpus cache: hit, and miss when text, tokenizer or filte
   SECTION("the tokenizer changes") {
     const auto other = Tokenizers::joint(word_tokenizer(1));
     CHECK_FALSE(load_parallel_corpus({src}, {tgt}, other, filter, cache).stats.from_cache);
-    CHECK_FALSE(load_parallel_corpus({src}, {tgt}, Tokenizers::separate(word_tokenizer(), word_tokenizer()),
-                                     filter, cache).stats.from_cache);
+    CHECK_FALSE(
+        load_parallel_corpus({src}, {tgt}, Tokenizers::separate(word_tokenizer(), word_tokenizer()), filter, cache)
+            .stats.from_cache);
   }
   SECTION("the filter changes") {
     CHECK_FALSE(load_parallel_corpus({src}, {tgt}, tok, {50, 0}, cache).stats.from_cache);

@@ -17,7 +17,8 @@ namespace heed::test {
 
 class TableModel : public Seq2Seq {
  public:
-  TableModel(int vocab, uint64_t table_seed) : Seq2Seq(1), vocab_(vocab), table_seed_(table_seed), bias_(vocab, 0.f), first_bias_(vocab, 0.f) {}
+  TableModel(int vocab, uint64_t table_seed)
+      : Seq2Seq(1), vocab_(vocab), table_seed_(table_seed), bias_(vocab, 0.f), first_bias_(vocab, 0.f) {}
 
   void set_bias(int32_t token, float value) { bias_[token] = value; }
   void set_first_step_bias(int32_t token, float value) { first_bias_[token] = value; }  // empty prefix only
@@ -109,7 +110,7 @@ class TableModel : public Seq2Seq {
 
   void hold_step_weights(bool on) override { hold_calls.push_back(on); }
 
-  std::vector<int> step_rows;  // rows of each step() call
+  std::vector<int> step_rows;    // rows of each step() call
   std::vector<bool> hold_calls;  // each hold_step_weights() call
   bool training_in_step = false;
 

@@ -65,19 +65,19 @@ TEST_CASE("word attention sums over source pieces and averages over target piece
   const auto target = encode("xq the");    // ▁ x q | ▁the → words xq, the
   REQUIRE(source.size() == 6);
   const std::vector<std::vector<float>> attention = {
-      {0.4f, 0.2f, 0.f, 0.f, 0.f, 0.f, 0.4f},   // ▁
-      {0.2f, 0.f, 0.4f, 0.4f, 0.f, 0.f, 0.f},   // x
-      {0.6f, 0.f, 0.2f, 0.f, 0.f, 0.f, 0.2f},   // q
-      {0.7f, 0.f, 0.f, 0.f, 0.1f, 0.2f, 0.f},   // ▁the
-      {0.f, 0.5f, 0.f, 0.f, 0.f, 0.f, 0.5f},    // </s>
+      {0.4f, 0.2f, 0.f, 0.f, 0.f, 0.f, 0.4f},  // ▁
+      {0.2f, 0.f, 0.4f, 0.4f, 0.f, 0.f, 0.f},  // x
+      {0.6f, 0.f, 0.2f, 0.f, 0.f, 0.f, 0.2f},  // q
+      {0.7f, 0.f, 0.f, 0.f, 0.1f, 0.2f, 0.f},  // ▁the
+      {0.f, 0.5f, 0.f, 0.f, 0.f, 0.f, 0.5f},   // </s>
   };
   const AttentionMap map = word_attention(tok, source, tok, target, attention);
   CHECK(map.source_labels == std::vector<std::string>{"cat", "xq", "</s>"});
   CHECK(map.target_labels == std::vector<std::string>{"xq", "the", "</s>"});
   REQUIRE(map.weights.size() == 3);
-  CHECK(map.weights[0][0] == Approx(0.4f));  // (0.4 + 0.2 + 0.6) / 3
-  CHECK(map.weights[0][1] == Approx(0.4f));  // (0.2 + 0.8 + 0.2) / 3
-  CHECK(map.weights[0][2] == Approx(0.2f));  // (0.4 + 0 + 0.2) / 3
+  CHECK(map.weights[0][0] == Approx(0.4f));                     // (0.4 + 0.2 + 0.6) / 3
+  CHECK(map.weights[0][1] == Approx(0.4f));                     // (0.2 + 0.8 + 0.2) / 3
+  CHECK(map.weights[0][2] == Approx(0.2f));                     // (0.4 + 0 + 0.2) / 3
   CHECK(map.weights[1] == std::vector<float>{0.7f, 0.f, 0.f});  // the trailing spaces count for nothing
   CHECK(map.weights[2] == std::vector<float>{0.f, 0.5f, 0.5f});
 

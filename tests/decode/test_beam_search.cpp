@@ -5,16 +5,15 @@
 #include <cmath>
 #include <set>
 
+#include "../fixtures/tiny_models.hpp"
 #include "decode/beam_search.hpp"
 #include "models/factory.hpp"
 #include "table_model.hpp"
-#include "../fixtures/tiny_models.hpp"
 
 using namespace heed;
 using heed::test::TableModel;
 
 namespace {
-
 
 struct Scored {
   std::vector<int32_t> tokens;

@@ -5,11 +5,11 @@
 
 #include <catch2/catch.hpp>
 
+#include "../fixtures/tiny_models.hpp"
 #include "decode/translator.hpp"
 #include "models/factory.hpp"
 #include "util/text_lines.hpp"
 #include "util/threads.hpp"
-#include "../fixtures/tiny_models.hpp"
 
 using namespace heed;
 
@@ -20,7 +20,8 @@ const Tokenizers& sample_tokenizers() {
     TokenizerOptions opts;
     opts.vocab_size = 400;
     return Tokenizers::joint(Tokenizer::train(
-        {std::string(HEED_TEST_FIXTURES) + "/text/sample.en", std::string(HEED_TEST_FIXTURES) + "/text/sample.de"}, opts));
+        {std::string(HEED_TEST_FIXTURES) + "/text/sample.en", std::string(HEED_TEST_FIXTURES) + "/text/sample.de"},
+        opts));
   }();
   return t;
 }

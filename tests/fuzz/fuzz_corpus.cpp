@@ -16,7 +16,8 @@ const heed::Tokenizers& tokenizers() {
     heed::set_num_threads(1);
     spdlog::set_level(spdlog::level::off);  // the reader logs its counts at every call
     std::unordered_map<std::string, int64_t> counts;
-    for (const char* word : {" the", " file", " not", " found", " Datei", " nicht", " gefunden", " 123"}) counts[word] = 20;
+    for (const char* word : {" the", " file", " not", " found", " Datei", " nicht", " gefunden", " 123"})
+      counts[word] = 20;
     heed::TokenizerOptions options;
     options.vocab_size = 300;
     return heed::Tokenizers::joint(heed::Tokenizer::train_from_word_counts(counts, options));

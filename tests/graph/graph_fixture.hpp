@@ -18,8 +18,8 @@ inline void write_text(const std::filesystem::path& path, const std::string& tex
 // has 4 features of 15 per community: drawn from its community's with probability `signal`, else
 // from all. Labels are the communities. Split: 10 training nodes per class, 20 % of the nodes for
 // validation, the rest for test.
-inline void write_communities(const std::filesystem::path& dir, int nodes = 200, int communities = 2, double p_in = 0.08,
-                              double p_out = 0.008, double signal = 0.6, uint32_t seed = 5) {
+inline void write_communities(const std::filesystem::path& dir, int nodes = 200, int communities = 2,
+                              double p_in = 0.08, double p_out = 0.008, double signal = 0.6, uint32_t seed = 5) {
   std::filesystem::create_directories(dir);
   std::mt19937 rng(seed);  // raw outputs only: the same graph with every standard library
   auto uniform = [&] { return rng() / 4294967296.0; };
@@ -29,7 +29,8 @@ inline void write_communities(const std::filesystem::path& dir, int nodes = 200,
     const int community = i % communities;
     std::vector<int> columns;
     while (columns.size() < 4) {
-      const int c = uniform() < signal ? 15 * community + static_cast<int>(rng() % 15) : static_cast<int>(rng() % features);
+      const int c =
+          uniform() < signal ? 15 * community + static_cast<int>(rng() % 15) : static_cast<int>(rng() % features);
       if (std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
     }
     std::sort(columns.begin(), columns.end());

@@ -11,8 +11,8 @@
 #include "graph_fixture.hpp"
 
 using namespace heed;
-using heed::test::write_text;
 using heed::test::TempDir;
+using heed::test::write_text;
 
 namespace {
 
@@ -78,7 +78,8 @@ TEST_CASE("read_graph: bad files are one error naming file and line") {
     return error_of(dir);
   };
   CHECK(with("edges.txt", "0 1\n1 7\n") == dir + "/edges.txt:2: node id 7 out of range (the graph has 4 nodes, 0 … 3)");
-  CHECK(with("edges.txt", "0 1\n-1 2\n") == dir + "/edges.txt:2: node id -1 out of range (the graph has 4 nodes, 0 … 3)");
+  CHECK(with("edges.txt", "0 1\n-1 2\n") ==
+        dir + "/edges.txt:2: node id -1 out of range (the graph has 4 nodes, 0 … 3)");
   CHECK(with("edges.txt", "0 1 2\n") == dir + "/edges.txt:1: expected 'i j' (two node ids), found 3 fields");
   CHECK(with("edges.txt", "0 x\n") == dir + "/edges.txt:1: node id 'x' is not an integer");
   CHECK(with("features.txt", "0 3 | 1\n") == dir + "/features.txt:1: 2 feature columns but 1 values");
@@ -88,7 +89,8 @@ TEST_CASE("read_graph: bad files are one error naming file and line") {
   CHECK(with("features.txt", "") == dir + "/features.txt: no nodes (the file is empty)");
   CHECK(with("labels.txt", "0\n1\n") == dir + "/labels.txt: 2 labels for 4 nodes (features.txt lines)");
   CHECK(with("labels.txt", "0\n1 2\n") == dir + "/labels.txt:2: expected one class per line, found 2 fields");
-  CHECK(with("labels.txt", "0\n1\n2\n3\n4\n") == dir + "/labels.txt:5: more labels than nodes (features.txt has 4 lines)");
+  CHECK(with("labels.txt", "0\n1\n2\n3\n4\n") ==
+        dir + "/labels.txt:5: more labels than nodes (features.txt has 4 lines)");
   CHECK(with("val.txt", "1\n0\n") == dir + "/val.txt:2: node 0 is already in train.txt");
   CHECK(with("test.txt", "2\n2\n") == dir + "/test.txt:2: node 2 is listed twice");
   CHECK(with("test.txt", "4\n") == dir + "/test.txt:1: node id 4 out of range (the graph has 4 nodes, 0 … 3)");

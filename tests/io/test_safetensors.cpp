@@ -1,7 +1,7 @@
+#include <unistd.h>
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
-#include <unistd.h>
 
 #include "io/safetensors.hpp"
 #include "util/atomic_file.hpp"
@@ -53,17 +53,16 @@ SafeTensorFile small_file() {
 TEST_CASE("the writer produces exactly the standard safetensors bytes") {
   // Built by hand from the format description: u64 LE header length 192, the JSON (8-byte
   // tensors first, then 4-byte, then 1-byte), 3 spaces of padding, then the raw data.
-  const std::string json =
-      R"({"__metadata__":{"a":"b"},)"
-      R"("i":{"dtype":"I64","shape":[1],"data_offsets":[0,8]},)"
-      R"("x":{"dtype":"F32","shape":[2],"data_offsets":[8,16]},)"
-      R"("m":{"dtype":"BOOL","shape":[3],"data_offsets":[16,19]}}   )";
+  const std::string json = R"({"__metadata__":{"a":"b"},)"
+                           R"("i":{"dtype":"I64","shape":[1],"data_offsets":[0,8]},)"
+                           R"("x":{"dtype":"F32","shape":[2],"data_offsets":[8,16]},)"
+                           R"("m":{"dtype":"BOOL","shape":[3],"data_offsets":[16,19]}}   )";
   REQUIRE(json.size() == 192);
   const unsigned char length_bytes[8] = {0xC0, 0, 0, 0, 0, 0, 0, 0};
-  const unsigned char data_bytes[19] = {5, 0, 0, 0, 0, 0, 0, 0,            // I64 5
-                                        0x00, 0x00, 0x80, 0x3F,            // F32 1.0
-                                        0x00, 0x00, 0x00, 0xC0,            // F32 -2.0
-                                        1, 0, 1};                          // BOOL
+  const unsigned char data_bytes[19] = {5,    0,    0,    0,    0, 0, 0, 0,  // I64 5
+                                        0x00, 0x00, 0x80, 0x3F,              // F32 1.0
+                                        0x00, 0x00, 0x00, 0xC0,              // F32 -2.0
+                                        1,    0,    1};                      // BOOL
   const std::string expected = std::string(reinterpret_cast<const char*>(length_bytes), 8) + json +
                                std::string(reinterpret_cast<const char*>(data_bytes), 19);
   CHECK(serialize_safetensors(small_file()) == expected);
@@ -159,7 +158,8 @@ TEST_CASE("every corrupt file gives a clear error naming the file and the defect
   CHECK_THAT(error_of("abc"), Catch::Contains("3 bytes"));
   CHECK_THAT(error_of(le_u64(1000) + "{}"), Catch::Contains("header length 1000 exceeds the file"));
   CHECK_THAT(error_of(le_u64(~0ull) + "{}"), Catch::Contains("exceeds the file"));
-  CHECK_THAT(error_of(image("{\"t\": [", "")), Catch::Contains("broken.safetensors") && Catch::Contains("not valid JSON"));
+  CHECK_THAT(error_of(image("{\"t\": [", "")),
+             Catch::Contains("broken.safetensors") && Catch::Contains("not valid JSON"));
   CHECK_THAT(error_of(image("[1, 2]", "")), Catch::Contains("not a JSON object"));
   CHECK_THAT(error_of(image("{\"\xff\": 1}", "")), Catch::Contains("not valid UTF-8"));
   CHECK_THAT(error_of(image(R"({"t":{"dtype":"F99","shape":[2],"data_offsets":[0,8]}})", eight)),

@@ -10,10 +10,14 @@ using namespace heed::metrics;
 
 TEST_CASE("tokenizers match sacreBLEU on tricky strings") {
   // 13a
-  CHECK(tokenize_13a("The price is 1,000.50 dollars, not 1.000,50.") == "The price is 1,000.50 dollars , not 1.000,50 .");
-  CHECK(tokenize_13a("In 2020. Then 10-20 people; well-known 3-4x.") == "In 2020 . Then 10 - 20 people ; well-known 3 - 4x .");
-  CHECK(tokenize_13a("Tom&amp;Jerry &lt;b&gt; &amp;lt; &quot;hi&quot; &apos;x&apos; &#39; &nbsp; <skipped>end") == "Tom & Jerry < b > < \" hi \" & apos ; x & apos ; & # 39 ; & nbsp ; end");
-  CHECK(tokenize_13a("Hello, world! (test) [x] {y} a/b a-b it's `q` ~t^ $5 #1 @me 50% a*b+c=d|e\\f") == "Hello , world ! ( test ) [ x ] { y } a / b a-b it's ` q ` ~ t ^ $ 5 # 1 @ me 50 % a * b + c = d | e \\ f");
+  CHECK(tokenize_13a("The price is 1,000.50 dollars, not 1.000,50.") ==
+        "The price is 1,000.50 dollars , not 1.000,50 .");
+  CHECK(tokenize_13a("In 2020. Then 10-20 people; well-known 3-4x.") ==
+        "In 2020 . Then 10 - 20 people ; well-known 3 - 4x .");
+  CHECK(tokenize_13a("Tom&amp;Jerry &lt;b&gt; &amp;lt; &quot;hi&quot; &apos;x&apos; &#39; &nbsp; <skipped>end") ==
+        "Tom & Jerry < b > < \" hi \" & apos ; x & apos ; & # 39 ; & nbsp ; end");
+  CHECK(tokenize_13a("Hello, world! (test) [x] {y} a/b a-b it's `q` ~t^ $5 #1 @me 50% a*b+c=d|e\\f") ==
+        "Hello , world ! ( test ) [ x ] { y } a / b a-b it's ` q ` ~ t ^ $ 5 # 1 @ me 50 % a * b + c = d | e \\ f");
   CHECK(tokenize_13a("中文测试，句子。ABC中文.") == "中文测试，句子。ABC中文 .");
   CHECK(tokenize_13a("I ❤️ NY 😀! 👍🏽.") == "I ❤️ NY 😀 ! 👍🏽 .");
   CHECK(tokenize_13a("a\u00a0b : c\u2009d\u200be") == "a b : c d\u200be");
@@ -62,7 +66,7 @@ TEST_CASE("whitespace is Python's str.split()") {
 
 TEST_CASE("sacreBLEU's CJK table, quirks included") {
   CHECK(is_chinese_char(U'中'));
-  CHECK(is_chinese_char(U'\u2001'));    // '\u20000' in sacreBLEU's table is U+2000 followed by '0'
+  CHECK(is_chinese_char(U'\u2001'));  // '\u20000' in sacreBLEU's table is U+2000 followed by '0'
   CHECK(!is_chinese_char(U'\u2000'));
   CHECK(is_chinese_char(U'\u2a6d'));
   CHECK(!is_chinese_char(U'\u2a6e'));

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "io/safetensors.hpp"
-#include "tokens/batch.hpp"
 #include "models/seq2seq.hpp"
+#include "tokens/batch.hpp"
 
 namespace heed::golden {
 

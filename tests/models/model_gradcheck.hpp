@@ -64,7 +64,9 @@ inline double check_model_gradients(Seq2Seq& model, const Batch& batch) {
     std::vector<double> d(var.value().numel());
     for (size_t j = 0; j < d.size(); ++j) {
       float* theta = var.value().data() + j;
-      d[j] = (4 * central_difference(model, batch, w, theta, kStep) - central_difference(model, batch, w, theta, 2 * kStep)) / 3;
+      d[j] = (4 * central_difference(model, batch, w, theta, kStep) -
+              central_difference(model, batch, w, theta, 2 * kStep)) /
+             3;
       model_scale = std::max(model_scale, std::fabs(d[j]));
     }
     numeric.push_back(std::move(d));

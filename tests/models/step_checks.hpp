@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "tokens/batch.hpp"
 #include "models/seq2seq.hpp"
 #include "tensor/ops.hpp"
+#include "tokens/batch.hpp"
 
 namespace heed::step_checks {
 

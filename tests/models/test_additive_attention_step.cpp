@@ -39,7 +39,7 @@ TEST_CASE("additive attention step: the formula in double precision, and grouped
   const Tensor keys = random_tensor({B, S, A}, gen, 1.f), v = random_tensor({A}, gen, 0.5f),
                values = random_tensor({B, S, Dv}, gen, 1.f), pad = Tensor::zeros({B, S});
   for (int64_t j = S - 3; j < S; ++j) pad.data()[1 * S + j] = 1.f;  // sentence 1: 4 real positions
-  pad.data()[2 * S + S - 1] = 1.f;                                   // sentence 2: 6
+  pad.data()[2 * S + S - 1] = 1.f;                                  // sentence 2: 6
   // Groups: five rows of sentence 0 (4 + 1), two of 1, one of 0, three of 2.
   const std::vector<int32_t> source_row = {0, 0, 0, 0, 0, 1, 1, 0, 2, 2, 2};
   const int64_t N = static_cast<int64_t>(source_row.size());
@@ -81,8 +81,7 @@ TEST_CASE("additive attention step: the formula in double precision, and grouped
 
   for (int64_t n = 0; n < N; ++n) {
     Tensor one_alpha, one_context = rows_of(start, {n});
-    additive_attention_step(rows_of(query, {n}), keys, v, values, pad, {source_row[n]}, one_alpha,
-                            one_context);
+    additive_attention_step(rows_of(query, {n}), keys, v, values, pad, {source_row[n]}, one_alpha, one_context);
     INFO("row " << n);
     for (int64_t j = 0; j < S; ++j) CHECK(one_alpha.data()[j] == alpha.data()[n * S + j]);
     for (int64_t i = 0; i < Dv; ++i) CHECK(one_context.data()[i] == context.data()[n * Dv + i]);

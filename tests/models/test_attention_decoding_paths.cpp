@@ -54,9 +54,10 @@ TEST_CASE("additive_attention_step (beam search) = the generic additive attentio
 
   NoGradGuard no_grad;
   Tensor weights;
-  const Var generic = attention::attend(
-      attention::AdditiveScore{Var(query), Var(gather_rows(keys, source_row)), Var(v)},
-      attention::DenseKeys{gather_rows(pad, source_row), {}}, Var(gather_rows(values, source_row)), generic_with(&weights));
+  const Var generic =
+      attention::attend(attention::AdditiveScore{Var(query), Var(gather_rows(keys, source_row)), Var(v)},
+                        attention::DenseKeys{gather_rows(pad, source_row), {}}, Var(gather_rows(values, source_row)),
+                        generic_with(&weights));
   require_close(context, generic.value(), 1e-5);
   require_close(alpha, weights, 1e-6);
 }

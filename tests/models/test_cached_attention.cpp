@@ -38,8 +38,9 @@ void check(const Case& c, std::mt19937& gen) {
   for (int64_t n = 0; n < c.N; ++n)  // a few pads per row, never all positions
     for (int64_t j = 1; j < c.len; j += 3) pad[n * c.len + j] = (n + j) % 2 ? 1.f : 0.f;
   std::vector<float> out(c.N * width), mean(c.N * c.len);
-  cached_attention(q.data(), width + 5, c.N, c.heads, c.dh, AttentionMemory{keys.data(), values.data(), rows.data(), stride, c.len},
-                   pad.data(), out.data(), mean.data());
+  cached_attention(q.data(), width + 5, c.N, c.heads, c.dh,
+                   AttentionMemory{keys.data(), values.data(), rows.data(), stride, c.len}, pad.data(), out.data(),
+                   mean.data());
 
   for (int64_t n = 0; n < c.N; ++n) {
     std::vector<double> mean_expected(c.len, 0.0);
@@ -83,8 +84,8 @@ TEST_CASE("cached attention rejects a memory it cannot read", "[attention]") {
   std::vector<float> q(8), out(8);
   std::vector<const float*> keys(1, q.data());
   std::vector<int32_t> rows(1, 0);
-  REQUIRE_THROWS(cached_attention(q.data(), 8, 1, 2, 4, AttentionMemory{keys.data(), keys.data(), rows.data(), 4, 1}, nullptr,
-                                  out.data(), nullptr));
-  REQUIRE_THROWS(cached_attention(q.data(), 8, 1, 2, 4, AttentionMemory{keys.data(), keys.data(), rows.data(), 8, 0}, nullptr,
-                                  out.data(), nullptr));
+  REQUIRE_THROWS(cached_attention(q.data(), 8, 1, 2, 4, AttentionMemory{keys.data(), keys.data(), rows.data(), 4, 1},
+                                  nullptr, out.data(), nullptr));
+  REQUIRE_THROWS(cached_attention(q.data(), 8, 1, 2, 4, AttentionMemory{keys.data(), keys.data(), rows.data(), 8, 0},
+                                  nullptr, out.data(), nullptr));
 }

@@ -129,7 +129,8 @@ KinkMargin kink_margin(const Gat& model, const SparseRows& x, const Csr& g) {
   Var g2 = reshape(matmul(hidden, reshape(permute(l2.W, {1, 0, 2}), {hidden.dim(1), H2 * F2})), {g.rows, H2, F2});
   KinkMargin m;
   for (auto [projected, l] : {std::pair{g1, l1}, std::pair{g2, l2}}) {
-    const Tensor s = add(per_head_dot(projected, l.a1), l.b1).value(), t = add(per_head_dot(projected, l.a2), l.b2).value();
+    const Tensor s = add(per_head_dot(projected, l.a1), l.b1).value(),
+                 t = add(per_head_dot(projected, l.a2), l.b2).value();
     const int64_t H = s.dim(1);
     bool mixed = false;
     for (int64_t i = 0; i < g.rows; ++i)
@@ -173,7 +174,8 @@ TEST_CASE("GAT parameters: the reference's count at the Cora sizes, the formula,
   std::vector<std::string> names;
   for (const auto& [name, var] : model.parameters().all()) names.push_back(name);
   CHECK(names == std::vector<std::string>{"layer1.W", "layer1.a1", "layer1.a2", "layer1.b1", "layer1.b2", "layer1.bias",
-                                          "layer2.W", "layer2.a1", "layer2.a2", "layer2.b1", "layer2.b2", "layer2.bias"});
+                                          "layer2.W", "layer2.a1", "layer2.a2", "layer2.b1", "layer2.b2",
+                                          "layer2.bias"});
   CHECK(model.parameters().get("layer1.W").shape() == Shape{8, 1433, 8});
   CHECK(model.parameters().get("layer2.W").shape() == Shape{1, 64, 7});
   c.gat.layers = 3;

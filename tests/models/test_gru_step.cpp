@@ -2,9 +2,9 @@
 // (see step_checks.hpp).
 #include <catch2/catch.hpp>
 
+#include "../fixtures/tiny_models.hpp"
 #include "models/gru_bahdanau.hpp"
 #include "step_checks.hpp"
-#include "../fixtures/tiny_models.hpp"
 
 using namespace heed;
 

@@ -8,9 +8,9 @@
 #include <cmath>
 #include <map>
 
+#include "../fixtures/tiny_models.hpp"
 #include "models/factory.hpp"
 #include "tensor/ops.hpp"
-#include "../fixtures/tiny_models.hpp"
 
 using namespace heed;
 
@@ -63,7 +63,8 @@ void check_padding_invariance(Arch arch) {
 
   REQUIRE(a.states.shape() == p.states.shape());
   float worst = 0;
-  for (int64_t i = 0; i < a.states.numel(); ++i) worst = std::max(worst, std::fabs(a.states.data()[i] - p.states.data()[i]));
+  for (int64_t i = 0; i < a.states.numel(); ++i)
+    worst = std::max(worst, std::fabs(a.states.data()[i] - p.states.data()[i]));
   INFO("encoder states: max |alone − padded| " << worst);
   CHECK(worst <= 1e-5f);
   CHECK(std::fabs(a.loss - p.loss) <= 1e-6f * std::fabs(a.loss));
@@ -80,7 +81,9 @@ void check_padding_invariance(Arch arch) {
 }
 }  // namespace
 
-TEST_CASE("GRU-Bahdanau results do not depend on padding", "[gru][padding]") { check_padding_invariance(Arch::gru_bahdanau); }
+TEST_CASE("GRU-Bahdanau results do not depend on padding", "[gru][padding]") {
+  check_padding_invariance(Arch::gru_bahdanau);
+}
 
 TEST_CASE("Transformer results do not depend on padding", "[transformer][padding]") {
   check_padding_invariance(Arch::transformer);

@@ -1,9 +1,9 @@
 // Dropout acts in training mode only, and its masks come from the model's rng (reproducible).
 #include <catch2/catch.hpp>
 
+#include "../fixtures/tiny_models.hpp"
 #include "models/transformer.hpp"
 #include "tensor/ops.hpp"
-#include "../fixtures/tiny_models.hpp"
 
 using namespace heed;
 

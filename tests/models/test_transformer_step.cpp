@@ -2,9 +2,9 @@
 // teacher-forced forward pass, and reorder() of every cache (see step_checks.hpp).
 #include <catch2/catch.hpp>
 
+#include "../fixtures/tiny_models.hpp"
 #include "models/transformer.hpp"
 #include "step_checks.hpp"
-#include "../fixtures/tiny_models.hpp"
 
 using namespace heed;
 
@@ -20,9 +20,15 @@ std::unique_ptr<Seq2Seq> tiny(bool pre_norm, FeedForwardActivation activation, u
 }  // namespace
 
 TEST_CASE("Transformer step-by-step decoding equals the teacher-forced forward pass", "[transformer][step]") {
-  SECTION("post-norm, relu") { step_checks::steps_match_forward(*tiny(false, FeedForwardActivation::relu, 7), step_checks::test_batch()); }
-  SECTION("pre-norm, gelu") { step_checks::steps_match_forward(*tiny(true, FeedForwardActivation::gelu, 8), step_checks::test_batch()); }
-  SECTION("one head") { step_checks::steps_match_forward(*tiny(false, FeedForwardActivation::relu, 9, 1), step_checks::test_batch()); }
+  SECTION("post-norm, relu") {
+    step_checks::steps_match_forward(*tiny(false, FeedForwardActivation::relu, 7), step_checks::test_batch());
+  }
+  SECTION("pre-norm, gelu") {
+    step_checks::steps_match_forward(*tiny(true, FeedForwardActivation::gelu, 8), step_checks::test_batch());
+  }
+  SECTION("one head") {
+    step_checks::steps_match_forward(*tiny(false, FeedForwardActivation::relu, 9, 1), step_checks::test_batch());
+  }
 }
 
 TEST_CASE("Transformer reorder follows beams: repeated, permuted and dropped rows", "[transformer][step]") {

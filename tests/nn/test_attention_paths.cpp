@@ -34,7 +34,8 @@ void require_same(const std::string& name, const OpFn& f, const OpFn& g, const s
   INFO(name);
   REQUIRE(vf.shape() == vg.shape());
   double worst_value = 0, worst_grad = 0;
-  for (int64_t k = 0; k < vf.numel(); ++k) worst_value = std::max(worst_value, double(std::fabs(vf.data()[k] - vg.data()[k])));
+  for (int64_t k = 0; k < vf.numel(); ++k)
+    worst_value = std::max(worst_value, double(std::fabs(vf.data()[k] - vg.data()[k])));
   for (size_t i = 0; i < inputs.size(); ++i) {
     REQUIRE(gf[i].size() == gg[i].size());
     for (size_t k = 0; k < gf[i].size(); ++k) worst_grad = std::max(worst_grad, double(std::fabs(gf[i][k] - gg[i][k])));
@@ -129,8 +130,7 @@ TEST_CASE("graph attention: fused over neighbour lists = generic over neighbour 
   check_gradients("graph attention over a dense mask", dense, inputs);
 }
 
-TEST_CASE("dot-product attention: the generic path is its formula; gradcheck with a frame and a mask",
-          "[attention]") {
+TEST_CASE("dot-product attention: the generic path is its formula; gradcheck with a frame and a mask", "[attention]") {
   const int64_t B = 2, h = 2, T = 3, S = 4, d = 5;
   Tensor pad = Tensor::zeros({B, 1, 1, S});
   pad.data()[1 * S + 3] = 1.f;  // sentence 1: last key is padding
@@ -148,7 +148,8 @@ TEST_CASE("dot-product attention: the generic path is its formula; gradcheck wit
       double top = -1e300, total = 0;
       for (int64_t j = 0; j < S; ++j) {
         for (int64_t c = 0; c < d; ++c)
-          e[j] += double(inputs[0].data()[(gi * T + i) * d + c]) * inputs[1].data()[(gi * S + j) * d + c] / std::sqrt(5.0);
+          e[j] +=
+              double(inputs[0].data()[(gi * T + i) * d + c]) * inputs[1].data()[(gi * S + j) * d + c] / std::sqrt(5.0);
         if (pad.data()[(gi / h) * S + j] == 0.f) top = std::max(top, e[j]);
       }
       for (int64_t j = 0; j < S; ++j) total += e[j] = pad.data()[(gi / h) * S + j] != 0.f ? 0.0 : std::exp(e[j] - top);
@@ -228,8 +229,8 @@ TEST_CASE("GAT layer: gradcheck with several heads on sparse and dense input; fu
     if (nearest >= 0.06 && both_sides) layer = candidate;
   }
   REQUIRE(layer.W.defined());
-  const std::vector<Tensor> weights = {layer.W.value(), layer.a1.value(), layer.a2.value(), layer.b1.value(),
-                                       layer.b2.value(), layer.bias.value()};
+  const std::vector<Tensor> weights = {layer.W.value(),  layer.a1.value(), layer.a2.value(),
+                                       layer.b1.value(), layer.b2.value(), layer.bias.value()};
   auto run = [&](const std::vector<Var>& v, const NodeFeatures& input, bool generic) {
     GraphAttentionLayer l;
     l.W = v[0], l.a1 = v[1], l.a2 = v[2], l.b1 = v[3], l.b2 = v[4], l.bias = v[5];
@@ -239,16 +240,26 @@ TEST_CASE("GAT layer: gradcheck with several heads on sparse and dense input; fu
     return l(input, g, settings, unused);
   };
   const NodeFeatures sparse{&x, Var()};
-  check_gradients("GAT layer, sparse input", [&](const std::vector<Var>& v) { return run(v, sparse, false); }, weights);
+  check_gradients(
+      "GAT layer, sparse input", [&](const std::vector<Var>& v) { return run(v, sparse, false); }, weights);
   // The same rows dense: equal output; gradients also flow into the input.
   Tensor dense = Tensor::zeros({N, in});
   for (int64_t k = 0; k < x.pattern.nnz(); ++k) dense.data()[x.pattern.row[k] * in + x.pattern.column[k]] = x.values[k];
   std::vector<Tensor> with_input = weights;
   with_input.push_back(dense);
-  check_gradients("GAT layer, dense input",
-                  [&](const std::vector<Var>& v) { return run(v, NodeFeatures{nullptr, v[6]}, false); }, with_input);
-  require_same("GAT layer sparse vs dense input", [&](const std::vector<Var>& v) { return run(v, sparse, false); },
-               [&](const std::vector<Var>& v) { return run(v, NodeFeatures{nullptr, Var(dense)}, false); }, weights);
-  require_same("GAT layer fused vs generic", [&](const std::vector<Var>& v) { return run(v, sparse, false); },
-               [&](const std::vector<Var>& v) { return run(v, sparse, true); }, weights);
+  check_gradients(
+      "GAT layer, dense input",
+      [&](const std::vector<Var>& v) {
+        return run(v, NodeFeatures{nullptr, v[6]}, false);
+      },
+      with_input);
+  require_same(
+      "GAT layer sparse vs dense input", [&](const std::vector<Var>& v) { return run(v, sparse, false); },
+      [&](const std::vector<Var>& v) {
+        return run(v, NodeFeatures{nullptr, Var(dense)}, false);
+      },
+      weights);
+  require_same(
+      "GAT layer fused vs generic", [&](const std::vector<Var>& v) { return run(v, sparse, false); },
+      [&](const std::vector<Var>& v) { return run(v, sparse, true); }, weights);
 }

@@ -28,7 +28,8 @@ bool all_finite(const Tensor& t) {
 
 TEST_CASE("content weights: softmax of β · cosine over memory rows, as attend() uses them") {
   const int64_t B = 2, N = 5, W = 3;
-  const std::vector<Tensor> inputs = {random_tensor({B, W}, 1), random_tensor({B, N, W}, 2), random_tensor({B}, 3, -1, 2)};
+  const std::vector<Tensor> inputs = {random_tensor({B, W}, 1), random_tensor({B, N, W}, 2),
+                                      random_tensor({B}, 3, -1, 2)};
   std::vector<Var> vars(inputs.begin(), inputs.end());
   const Tensor w = content(vars).value();
   for (int64_t b = 0; b < B; ++b) {
@@ -58,8 +59,10 @@ TEST_CASE("content weights: softmax of β · cosine over memory rows, as attend(
 }
 
 TEST_CASE("gradcheck content weights with β = softplus, odd sizes, one row") {
-  check_gradients("content [2, 5, 3]", content, {random_tensor({2, 3}, 1), random_tensor({2, 5, 3}, 2), random_tensor({2}, 3)});
-  check_gradients("content [1, 1, 4]", content, {random_tensor({1, 4}, 4), random_tensor({1, 1, 4}, 5), random_tensor({1}, 6)});
+  check_gradients("content [2, 5, 3]", content,
+                  {random_tensor({2, 3}, 1), random_tensor({2, 5, 3}, 2), random_tensor({2}, 3)});
+  check_gradients("content [1, 1, 4]", content,
+                  {random_tensor({1, 4}, 4), random_tensor({1, 1, 4}, 5), random_tensor({1}, 6)});
 }
 
 TEST_CASE("gradcheck a whole head: content, interpolation, shift, sharpening, then a read") {
@@ -79,8 +82,8 @@ TEST_CASE("gradcheck a whole head: content, interpolation, shift, sharpening, th
 
 TEST_CASE("a zero key and an all-zero memory row give finite weights and gradients") {
   Tensor key = random_tensor({2, 3}, 1), memory = random_tensor({2, 4, 3}, 2);
-  for (int j = 0; j < 3; ++j) key.data()[j] = 0.f;                      // sentence 0: zero key
-  for (int j = 0; j < 3; ++j) memory.data()[(4 + 2) * 3 + j] = 0.f;     // sentence 1: row 2 all zero
+  for (int j = 0; j < 3; ++j) key.data()[j] = 0.f;                   // sentence 0: zero key
+  for (int j = 0; j < 3; ++j) memory.data()[(4 + 2) * 3 + j] = 0.f;  // sentence 1: row 2 all zero
   Var k(key, true), m(memory, true), beta(Tensor::full({2}, 2.f), true);
   Var w = content({k, m, beta});
   Var read = attention_context(sharpen(w, Var(Tensor::full({2, 1}, 2.f))), m);

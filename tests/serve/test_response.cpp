@@ -62,9 +62,8 @@ TEST_CASE("n-best or alignment requests get lists of objects", "[serve]") {
   CHECK(first[0]["text"] == "Hallo Welt");
   CHECK(first[0]["score"] == -0.5);
   CHECK(first[1]["score"] == -2.5);
-  const std::string alignment =
-      format_alignment(hard_alignment(tok.source(), r[0].source_tokens, tok.target(), r[0].nbest[0].tokens,
-                                      r[0].nbest[0].attention));
+  const std::string alignment = format_alignment(
+      hard_alignment(tok.source(), r[0].source_tokens, tok.target(), r[0].nbest[0].tokens, r[0].nbest[0].attention));
   CHECK_FALSE(alignment.empty());
   CHECK(first[0]["alignment"] == alignment);
   CHECK(body["translations"][1] == json::array({{{"text", ""}, {"score", 0.0}, {"alignment", ""}}}));

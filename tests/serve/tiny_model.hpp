@@ -18,7 +18,8 @@ inline const Tokenizers& sample_tokenizers() {
     TokenizerOptions opts;
     opts.vocab_size = 400;
     return Tokenizers::joint(Tokenizer::train(
-        {std::string(HEED_TEST_FIXTURES) + "/text/sample.en", std::string(HEED_TEST_FIXTURES) + "/text/sample.de"}, opts));
+        {std::string(HEED_TEST_FIXTURES) + "/text/sample.en", std::string(HEED_TEST_FIXTURES) + "/text/sample.de"},
+        opts));
   }();
   return t;
 }

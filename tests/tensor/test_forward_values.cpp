@@ -328,7 +328,8 @@ TEST_CASE("gru_cell matches the GRU equations") {
          bh = random_tensor({3 * H}, 4);
   std::vector<double> want;
   for (int64_t b = 0; b < B; ++b) {
-    auto row = gru_step_ref(gi.data() + b * 3 * H, std::vector<double>(h.data() + b * H, h.data() + (b + 1) * H), w, bh);
+    auto row =
+        gru_step_ref(gi.data() + b * 3 * H, std::vector<double>(h.data() + b * H, h.data() + (b + 1) * H), w, bh);
     want.insert(want.end(), row.begin(), row.end());
   }
   require_close(gru_cell(Var(gi), Var(h), Var(w), Var(bh)).value(), want, 2e-6, "gru_cell");
@@ -339,9 +340,11 @@ TEST_CASE("gru_sequence matches per-sentence loops in both directions with ragge
   // Four rows, and nineteen: more than one block of rows, so that some steps multiply only the
   // prefix of rows still inside their sentences.
   for (const std::vector<int32_t>& lengths :
-       {std::vector<int32_t>{5, 2, 0, 4}, std::vector<int32_t>{1, 5, 3, 0, 2, 5, 4, 1, 1, 2, 3, 5, 0, 4, 2, 2, 1, 3, 1}}) {
+       {std::vector<int32_t>{5, 2, 0, 4},
+        std::vector<int32_t>{1, 5, 3, 0, 2, 5, 4, 1, 1, 2, 3, 5, 0, 4, 2, 2, 1, 3, 1}}) {
     const int64_t B = static_cast<int64_t>(lengths.size());
-    Tensor gi = random_tensor({B, T, 3 * H}, 1, -2, 2), w = random_tensor({3 * H, H}, 2), bh = random_tensor({3 * H}, 3);
+    Tensor gi = random_tensor({B, T, 3 * H}, 1, -2, 2), w = random_tensor({3 * H, H}, 2),
+           bh = random_tensor({3 * H}, 3);
     for (bool reverse : {false, true}) {
       std::vector<double> want(B * T * H, 0.0);  // padded positions stay zero
       for (int64_t b = 0; b < B; ++b) {
@@ -381,7 +384,8 @@ TEST_CASE("additive_attention_scores matches loops") {
   for (int64_t b = 0; b < B; ++b)
     for (int64_t j = 0; j < S; ++j) {
       double e = 0;
-      for (int64_t a = 0; a < A; ++a) e += v.data()[a] * std::tanh(double(q.data()[b * A + a]) + k.data()[(b * S + j) * A + a]);
+      for (int64_t a = 0; a < A; ++a)
+        e += v.data()[a] * std::tanh(double(q.data()[b * A + a]) + k.data()[(b * S + j) * A + a]);
       want.push_back(e);
     }
   require_close(additive_attention_scores(Var(q), Var(k), Var(v)).value(), want, 5e-6, "attention scores");
@@ -391,8 +395,10 @@ TEST_CASE("additive_attention_scores matches loops") {
   const Tensor masked = additive_attention_scores(Var(q), Var(k), Var(v), mask).value();
   for (int64_t i = 0; i < B * S; ++i) {
     INFO("position " << i);
-    if (mask.data()[i] != 0.f) CHECK(masked.data()[i] == -std::numeric_limits<float>::infinity());
-    else CHECK(std::abs(masked.data()[i] - want[i]) < 5e-6);
+    if (mask.data()[i] != 0.f)
+      CHECK(masked.data()[i] == -std::numeric_limits<float>::infinity());
+    else
+      CHECK(std::abs(masked.data()[i] - want[i]) < 5e-6);
   }
 }
 

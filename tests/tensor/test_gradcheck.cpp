@@ -79,17 +79,28 @@ TEST_CASE("gradcheck softmax, log_softmax, layer_norm") {
 }
 
 TEST_CASE("gradcheck shape ops") {
-  check_gradients("reshape", [](const std::vector<Var>& v) { return reshape(v[0], {5, -1}); },
+  check_gradients("reshape",
+                  [](const std::vector<Var>& v) {
+                    return reshape(v[0], {5, -1});
+                  },
                   {random_tensor({3, 5}, 1)});
-  check_gradients("permute 2,0,1", [](const std::vector<Var>& v) { return permute(v[0], {2, 0, 1}); },
+  check_gradients("permute 2,0,1",
+                  [](const std::vector<Var>& v) {
+                    return permute(v[0], {2, 0, 1});
+                  },
                   {random_tensor({2, 3, 5}, 2)});
   for (int axis : {0, 1, -1})
     check_gradients("concat axis " + std::to_string(axis),
                     [axis](const std::vector<Var>& v) {
-                      Var b = axis == 0 ? reshape(v[1], {1, 3, 5}) : axis == 1 ? reshape(v[1], {2, 1, 5}) : reshape(v[1], {2, 3, 1});
+                      Var b = axis == 0   ? reshape(v[1], {1, 3, 5})
+                              : axis == 1 ? reshape(v[1], {2, 1, 5})
+                                          : reshape(v[1], {2, 3, 1});
                       return concat({v[0], b, v[0]}, axis);
                     },
-                    {random_tensor({2, 3, 5}, 3), random_tensor({axis == 0 ? 15 : axis == 1 ? 10 : 6}, 4)});
+                    {random_tensor({2, 3, 5}, 3), random_tensor({axis == 0   ? 15
+                                                                 : axis == 1 ? 10
+                                                                             : 6},
+                                                                4)});
   check_gradients("split axis 1 (weighted parts)",
                   [](const std::vector<Var>& v) {
                     auto parts = split(v[0], {1, 2, 4}, 1);
@@ -102,7 +113,10 @@ TEST_CASE("gradcheck shape ops") {
 
 TEST_CASE("gradcheck lookup, masking, dropout, reductions") {
   const std::vector<int32_t> ids = {2, 0, 2, 4, 2, 1};  // repeated rows scatter-add
-  check_gradients("embedding", [&](const std::vector<Var>& v) { return embedding(v[0], ids, {2, 3}); },
+  check_gradients("embedding",
+                  [&](const std::vector<Var>& v) {
+                    return embedding(v[0], ids, {2, 3});
+                  },
                   {random_tensor({5, 3}, 1)});
   Tensor mask = Tensor::from_vector({3, 1, 5}, {0, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1});
   check_gradients("masked_fill broadcast", [&](const std::vector<Var>& v) { return masked_fill(v[0], mask, -1e4f); },
@@ -129,7 +143,10 @@ TEST_CASE("gradcheck cross_entropy with label smoothing and ignored rows") {
     check_gradients("cross_entropy eps=" + std::to_string(eps),
                     [&](const std::vector<Var>& v) { return cross_entropy(v[0], targets, -100, eps, 4.f); },
                     {random_tensor({5, 7}, 1, -3, 3)});
-  check_gradients("cross_entropy V=1", [](const std::vector<Var>& v) { return cross_entropy(v[0], {0, 0}, -1, 0.1f, 2.f); },
+  check_gradients("cross_entropy V=1",
+                  [](const std::vector<Var>& v) {
+                    return cross_entropy(v[0], {0, 0}, -1, 0.1f, 2.f);
+                  },
                   {random_tensor({2, 1}, 2)});
 }
 
@@ -146,9 +163,10 @@ TEST_CASE("gradcheck GRU cell and sequences (both directions, ragged lengths)") 
                     [&](const std::vector<Var>& v) { return gru_sequence(v[0], v[1], v[2], lengths, reverse); },
                     {random_tensor({4, T, 3 * H}, 5), random_tensor({3 * H, H}, 6), random_tensor({3 * H}, 7)});
   for (bool reverse : {false, true})  // the input packed: [Σ lengths, 3H]
-    check_gradients(std::string("gru_sequence packed reverse=") + (reverse ? "1" : "0"),
-                    [&](const std::vector<Var>& v) { return gru_sequence(v[0], v[1], v[2], lengths, reverse, nullptr, T); },
-                    {random_tensor({8, 3 * H}, 14), random_tensor({3 * H, H}, 15), random_tensor({3 * H}, 16)});
+    check_gradients(
+        std::string("gru_sequence packed reverse=") + (reverse ? "1" : "0"),
+        [&](const std::vector<Var>& v) { return gru_sequence(v[0], v[1], v[2], lengths, reverse, nullptr, T); },
+        {random_tensor({8, 3 * H}, 14), random_tensor({3 * H, H}, 15), random_tensor({3 * H}, 16)});
   // Eleven rows: beyond one block of rows, so that later steps multiply only a prefix of them.
   const std::vector<int32_t> many = {2, 4, 0, 1, 3, 4, 1, 2, 2, 3, 1};
   for (bool reverse : {false, true})
@@ -184,8 +202,8 @@ TEST_CASE("gradcheck a recurrence with gru_gates whose weight gradients are defe
     const auto fused = recurrence(v, true).value().to_vector(), plain = recurrence(v, false).value().to_vector();
     for (size_t k = 0; k < plain.size(); ++k) CHECK(fused[k] == Approx(plain[k]).margin(1e-6));
   }
-  check_gradients("recurrence, deferred weight gradients",
-                  [&](const std::vector<Var>& v) { return recurrence(v, true); }, inputs);
+  check_gradients(
+      "recurrence, deferred weight gradients", [&](const std::vector<Var>& v) { return recurrence(v, true); }, inputs);
 
   // and the same gradients as the per-step matmuls, to float rounding
   auto grads = [&](bool deferred) {

@@ -173,7 +173,8 @@ TEST_CASE("graph_attention: values of its formula on odd graphs, coefficients su
 }
 
 TEST_CASE("gradcheck graph_attention: several heads, odd graphs, without and with coefficient dropout") {
-  for (const auto& [name, g] : {std::pair{std::string("odd graph"), odd_graph()}, std::pair{std::string("one node"), one_node()}})
+  for (const auto& [name, g] :
+       {std::pair{std::string("odd graph"), odd_graph()}, std::pair{std::string("one node"), one_node()}})
     for (float p : {0.f, 0.5f}) {
       const int64_t N = g.rows, H = 3, F = 2;
       check_gradients("graph_attention " + name + " p=" + std::to_string(p),

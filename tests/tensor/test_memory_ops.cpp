@@ -29,7 +29,8 @@ bool all_finite(const Tensor& t) {
 }  // namespace
 
 TEST_CASE("gradcheck softplus over both signs") {
-  check_gradients("softplus", [](const std::vector<Var>& v) { return softplus(v[0]); }, {random_tensor({3, 7}, 1, -4, 4)});
+  check_gradients("softplus", [](const std::vector<Var>& v) { return softplus(v[0]); },
+                  {random_tensor({3, 7}, 1, -4, 4)});
   Var big(Tensor::from_vector({3}, {-100.f, 0.f, 100.f}));
   const std::vector<float> y = softplus(big).value().to_vector();
   CHECK(y[0] == Approx(0.f).margin(1e-30));
@@ -93,23 +94,24 @@ TEST_CASE("sharpening stays finite for zero weights and a large gamma") {
 
 TEST_CASE("gradcheck the write: erase then add, one head, odd memory sizes") {
   auto f = [](const std::vector<Var>& v) { return memory_write(v[0], v[1], v[2], v[3]); };
-  check_gradients("write [2, 5, 3]", f,
-                  {random_tensor({2, 5, 3}, 1), distribution({2, 5}, 2), random_tensor({2, 3}, 3, 0, 1),
-                   random_tensor({2, 3}, 4)});
-  check_gradients("write [1, 1, 7]", f,
-                  {random_tensor({1, 1, 7}, 5), distribution({1, 1}, 6), random_tensor({1, 7}, 7, 0, 1),
-                   random_tensor({1, 7}, 8)});
+  check_gradients(
+      "write [2, 5, 3]", f,
+      {random_tensor({2, 5, 3}, 1), distribution({2, 5}, 2), random_tensor({2, 3}, 3, 0, 1), random_tensor({2, 3}, 4)});
+  check_gradients(
+      "write [1, 1, 7]", f,
+      {random_tensor({1, 1, 7}, 5), distribution({1, 1}, 6), random_tensor({1, 7}, 7, 0, 1), random_tensor({1, 7}, 8)});
   // Values: M_ij (1 − w_i e_j) + w_i a_j; a full erase at weight 1 replaces the row by a.
   const Tensor m = random_tensor({1, 3, 2}, 9), e = random_tensor({1, 2}, 10, 0, 1), a = random_tensor({1, 2}, 11);
   const Tensor w = Tensor::from_vector({1, 3}, {0.2f, 0.f, 0.8f});
   const std::vector<float> out = memory_write(Var(m), Var(w), Var(e), Var(a)).value().to_vector();
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 2; ++j)
-      CHECK(out[i * 2 + j] == Approx(m.data()[i * 2 + j] * (1 - w.data()[i] * e.data()[j]) + w.data()[i] * a.data()[j]));
-  const std::vector<float> replaced = memory_write(Var(m), Var(Tensor::from_vector({1, 3}, {0, 1, 0})),
-                                                   Var(Tensor::full({1, 2}, 1.f)), Var(a))
-                                          .value()
-                                          .to_vector();
+      CHECK(out[i * 2 + j] ==
+            Approx(m.data()[i * 2 + j] * (1 - w.data()[i] * e.data()[j]) + w.data()[i] * a.data()[j]));
+  const std::vector<float> replaced =
+      memory_write(Var(m), Var(Tensor::from_vector({1, 3}, {0, 1, 0})), Var(Tensor::full({1, 2}, 1.f)), Var(a))
+          .value()
+          .to_vector();
   CHECK(replaced[2] == a.data()[0]);
   CHECK(replaced[3] == a.data()[1]);
   CHECK(replaced[0] == m.data()[0]);
@@ -123,7 +125,8 @@ TEST_CASE("gradcheck the read: Σ_i w_i M_i (attention_context), one memory row 
 
 TEST_CASE("gradcheck interpolation g w^c + (1 − g) w_prev as the model composes it") {
   auto f = [](const std::vector<Var>& v) { return add(v[1], mul(sub(v[0], v[1]), sigmoid(v[2]))); };
-  check_gradients("interpolate", f, {distribution({3, 7}, 1), distribution({3, 7}, 2), random_tensor({3, 1}, 3, -3, 3)});
+  check_gradients("interpolate", f,
+                  {distribution({3, 7}, 1), distribution({3, 7}, 2), random_tensor({3, 1}, 3, -3, 3)});
 }
 
 TEST_CASE("select_rows takes whole rows from one side, and routes gradients back the same way") {

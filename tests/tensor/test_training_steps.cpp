@@ -40,7 +40,11 @@ struct Adam {
 
 void sgd(const std::vector<Var>& params, float lr) {
   for (const auto& p : params) {
-    add_into(p.value(), [&] { Tensor g = p.grad().clone(); scale_into(g, -lr); return g; }());
+    add_into(p.value(), [&] {
+      Tensor g = p.grad().clone();
+      scale_into(g, -lr);
+      return g;
+    }());
     p.zero_grad();
   }
 }
@@ -66,8 +70,8 @@ std::vector<float> train_gru_tagger(uint64_t seed) {
   for (int step = 0; step < 20; ++step) {
     Var gi = linear(embedding(emb, ids, {B, T}), w_ih, b_ih);
     auto halves = split(gi, {3 * H, 3 * H}, 2);
-    Var states = concat({gru_sequence(halves[0], w_f, b_f, lengths, false),
-                         gru_sequence(halves[1], w_b, b_b, lengths, true)}, 2);
+    Var states = concat(
+        {gru_sequence(halves[0], w_f, b_f, lengths, false), gru_sequence(halves[1], w_b, b_b, lengths, true)}, 2);
     Var logits = linear(reshape(dropout(states, 0.1f, rng), {B * T, 2 * H}), w_out, b_out);
     Var loss = cross_entropy(logits, targets, -1, 0.1f, 9.f);
     losses.push_back(loss.value().item());

@@ -88,7 +88,8 @@ TEST_CASE("bad tokenizer files give clear errors", "[tokenizer]") {
     CHECK_THROWS_WITH(Tokenizers::load(f.path), Catch::Contains("piece 2 is \"<bos>\", expected \"<s>\""));
   }
   SECTION("settings that are no whole numbers (found by fuzz_tokenizer_json: 3e99 cast to int)") {
-    for (const nlohmann::json bad : {nlohmann::json(3e99), nlohmann::json(-1), nlohmann::json(12.5), nlohmann::json("8000")}) {
+    for (const nlohmann::json bad :
+         {nlohmann::json(3e99), nlohmann::json(-1), nlohmann::json(12.5), nlohmann::json("8000")}) {
       INFO(bad.dump());
       j["settings"]["vocab_size"] = bad;
       TempFile f("tokenizer_settings.json", j.dump());

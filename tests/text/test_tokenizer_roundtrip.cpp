@@ -33,10 +33,10 @@ void append_utf8(std::string& s, char32_t c) {
 // control characters, CJK, emoji, combining marks, RTL scripts, the literal U+2581 itself.
 std::string random_text(std::mt19937& rng) {
   static const std::vector<std::pair<char32_t, char32_t>> ranges = {
-      {' ', ' '},         {'a', 'z'},         {'A', 'Z'},         {'0', '9'},         {'!', '/'},
-      {0x01, 0x1F},       {0x7F, 0x7F},       {0xA0, 0xFF},       {0x300, 0x36F},     {0x590, 0x5FF},
-      {0x600, 0x6FF},     {0x4E00, 0x4FFF},   {0x3040, 0x30FF},   {0x1F600, 0x1F64F}, {0x1F900, 0x1F9FF},
-      {0x2581, 0x2581},   {0x200B, 0x200F},   {0xFFFD, 0xFFFD},   {0xAC00, 0xACFF},   {0x10000, 0x1007F}};
+      {' ', ' '},       {'a', 'z'},       {'A', 'Z'},       {'0', '9'},         {'!', '/'},
+      {0x01, 0x1F},     {0x7F, 0x7F},     {0xA0, 0xFF},     {0x300, 0x36F},     {0x590, 0x5FF},
+      {0x600, 0x6FF},   {0x4E00, 0x4FFF}, {0x3040, 0x30FF}, {0x1F600, 0x1F64F}, {0x1F900, 0x1F9FF},
+      {0x2581, 0x2581}, {0x200B, 0x200F}, {0xFFFD, 0xFFFD}, {0xAC00, 0xACFF},   {0x10000, 0x1007F}};
   std::uniform_int_distribution<int> length(0, 40), pick(0, static_cast<int>(ranges.size()) - 1);
   std::string s;
   const int n = length(rng);

@@ -7,13 +7,13 @@
 #include <algorithm>
 
 #include "text/script.hpp"
-#include "text/tokenizer.hpp"
 #include "text/space_symbol.hpp"
-#include "util/utf8.hpp"
+#include "text/tokenizer.hpp"
 #include "text/word_counter.hpp"
-#include "util/atomic_file.hpp"
 #include "tokenizer_fixtures.hpp"
+#include "util/atomic_file.hpp"
 #include "util/threads.hpp"
+#include "util/utf8.hpp"
 
 using heed::Tokenizer;
 
@@ -31,7 +31,8 @@ Tokenizer tiny(int vocab_size) {
 
 std::vector<std::string> merged_pieces(const Tokenizer& t) {
   std::vector<std::string> out;
-  for (size_t r = 0; r < t.num_merges(); ++r) out.push_back(t.piece(t.merge(r).first) + "+" + t.piece(t.merge(r).second));
+  for (size_t r = 0; r < t.num_merges(); ++r)
+    out.push_back(t.piece(t.merge(r).first) + "+" + t.piece(t.merge(r).second));
   return out;
 }
 
@@ -43,11 +44,9 @@ TEST_CASE("known corpus gives the hand-checked merges", "[tokenizer]") {
   // es+t (9); then the 7-fold ▁ l o w (ties broken by piece order, ▁ sorting first as a space);
   // then ▁ n e w + est (6); ▁ w i d + est (3); ▁low + e + r (2). No pair is left after that.
   const std::vector<std::string> expected = {
-      "e+s", "es+t",
-      kSpace + "+l", kSpace + "l+o", kSpace + "lo+w",
-      kSpace + "+n", kSpace + "n+e", kSpace + "ne+w", kSpace + "new+est",
-      kSpace + "+w", kSpace + "w+i", kSpace + "wi+d", kSpace + "wid+est",
-      kSpace + "low+e", kSpace + "lowe+r"};
+      "e+s",          "es+t",          kSpace + "+l",      kSpace + "l+o",     kSpace + "lo+w",
+      kSpace + "+n",  kSpace + "n+e",  kSpace + "ne+w",    kSpace + "new+est", kSpace + "+w",
+      kSpace + "w+i", kSpace + "wi+d", kSpace + "wid+est", kSpace + "low+e",   kSpace + "lowe+r"};
   CHECK(merged_pieces(t) == expected);
   // Alphabet: the space symbol first, then by frequency (e 17, w 16, s 9, t 9, ...), ties by bytes.
   CHECK(t.piece(260) == kSpace);
@@ -56,8 +55,7 @@ TEST_CASE("known corpus gives the hand-checked merges", "[tokenizer]") {
   CHECK(t.piece(263) == "s");
   CHECK(t.piece(264) == "t");
   CHECK(t.vocab_size() == 4 + 256 + 11 + 15);
-  CHECK(t.encode_pieces("lowest newer") ==
-        std::vector<std::string>{kSpace + "low", "est", kSpace + "new", "e", "r"});
+  CHECK(t.encode_pieces("lowest newer") == std::vector<std::string>{kSpace + "low", "est", kSpace + "new", "e", "r"});
   CHECK(t.starts_word(t.piece_id(kSpace + "low")));
   CHECK_FALSE(t.starts_word(t.piece_id("est")));
 
@@ -84,8 +82,7 @@ TEST_CASE("special and byte tokens have fixed ids", "[tokenizer]") {
 TEST_CASE("characters outside the alphabet fall back to bytes", "[tokenizer]") {
   const Tokenizer t = tiny(1000);
   // "€" is E2 82 AC; "q" is not in the alphabet either.
-  CHECK(t.encode_pieces("low€q") ==
-        std::vector<std::string>{kSpace + "low", "<0xE2>", "<0x82>", "<0xAC>", "<0x71>"});
+  CHECK(t.encode_pieces("low€q") == std::vector<std::string>{kSpace + "low", "<0xE2>", "<0x82>", "<0xAC>", "<0x71>"});
   CHECK(t.decode(t.encode("low€q")) == "low€q");
   // A literal U+2581 in the text is never the space symbol: it is always written as bytes.
   CHECK(t.encode_pieces("\xE2\x96\x81low") ==
@@ -98,7 +95,7 @@ TEST_CASE("characters outside the alphabet fall back to bytes", "[tokenizer]") {
 TEST_CASE("character_coverage leaves rare characters out of the alphabet", "[tokenizer]") {
   heed::TokenizerOptions opts;
   opts.vocab_size = 300;
-  opts.character_coverage = 0.99;  // of 1000 character occurrences: the single "z" is out
+  opts.character_coverage = 0.99;                          // of 1000 character occurrences: the single "z" is out
   heed::WordCounts counts = {{" aaaa", 180}, {" bz", 1}};  // 180 spaces + 720 a, 1 space + b + z
   // Total 903; a + space = 901 >= 0.99 * 903, so neither b nor z is kept.
   Tokenizer t = Tokenizer::train_from_word_counts(counts, opts);
@@ -133,19 +130,19 @@ TEST_CASE("invalid UTF-8 in training text names file and line", "[tokenizer]") {
 TEST_CASE("script classes: scripts apart, digits and punctuation common, marks join", "[tokenizer]") {
   using heed::script_of;
   CHECK(script_of(U'a') == script_of(U'Z'));
-  CHECK(script_of(U'a') == script_of(U'\u00E9'));   // é
-  CHECK(script_of(U'a') == script_of(U'\u1E9E'));   // ẞ
-  CHECK(script_of(U'a') != script_of(U'\u03B1'));   // Greek alpha
+  CHECK(script_of(U'a') == script_of(U'\u00E9'));       // é
+  CHECK(script_of(U'a') == script_of(U'\u1E9E'));       // ẞ
+  CHECK(script_of(U'a') != script_of(U'\u03B1'));       // Greek alpha
   CHECK(script_of(U'\u03B1') != script_of(U'\u0436'));  // Cyrillic zhe
   CHECK(script_of(U'\u65E5') == script_of(U'\u3042'));  // Han and Hiragana: one class
   CHECK(script_of(U'\u65E5') == script_of(U'\u30C6'));  // and Katakana
   CHECK(script_of(U'7') == heed::kCommonScript);
   CHECK(script_of(U'.') == heed::kCommonScript);
-  CHECK(script_of(U'\u20AC') == heed::kCommonScript);   // €
+  CHECK(script_of(U'\u20AC') == heed::kCommonScript);      // €
   CHECK(script_of(U'\U0001F600') == heed::kCommonScript);  // emoji
-  CHECK(script_of(U'\u0301') == heed::kAnyScript);      // combining acute
-  CHECK(script_of(U'\u0915') == script_of(U'\u0940'));  // Devanagari letter and vowel sign
-  CHECK(script_of(U'\u0915') != script_of(U'\u0995'));  // Devanagari vs Bengali (block classes)
+  CHECK(script_of(U'\u0301') == heed::kAnyScript);         // combining acute
+  CHECK(script_of(U'\u0915') == script_of(U'\u0940'));     // Devanagari letter and vowel sign
+  CHECK(script_of(U'\u0915') != script_of(U'\u0995'));     // Devanagari vs Bengali (block classes)
   CHECK(heed::script_of_piece(" file") == script_of(U'f'));
   CHECK(heed::script_of_piece("\xE2\x96\x81") == heed::kAnyScript);
   CHECK(heed::script_of_piece("e\xCC\x81") == script_of(U'e'));

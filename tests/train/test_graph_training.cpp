@@ -101,7 +101,8 @@ TEST_CASE("a graph run stopped and resumed equals the run without a stop, bit fo
   }
   CHECK(read_safetensors(d / "whole/model.safetensors").tensors.at("layer1.W").data ==
         read_safetensors(d / "split/model.safetensors").tensors.at("layer1.W").data);
-  CHECK(lines_of(d / "split/metrics.jsonl") == lines_of(d / "whole/metrics.jsonl") + 1);  // the first run's test record too
+  CHECK(lines_of(d / "split/metrics.jsonl") ==
+        lines_of(d / "whole/metrics.jsonl") + 1);  // the first run's test record too
 }
 
 TEST_CASE("link prediction ranks held-out edges above sampled non-edges", "[gat]") {

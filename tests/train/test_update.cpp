@@ -6,9 +6,9 @@
 #include <cmath>
 #include <limits>
 
+#include "../fixtures/tiny_models.hpp"
 #include "models/factory.hpp"
 #include "train/update.hpp"
-#include "../fixtures/tiny_models.hpp"
 
 using namespace heed;
 
@@ -31,7 +31,8 @@ std::vector<std::vector<float>> gradients(const ParameterSet& params) {
   return out;
 }
 
-std::vector<std::vector<float>> gradients_of(Seq2Seq& model, const std::vector<Batch>& group, CrossEntropyStats* stats) {
+std::vector<std::vector<float>> gradients_of(Seq2Seq& model, const std::vector<Batch>& group,
+                                             CrossEntropyStats* stats) {
   model.parameters().zero_grad();
   *stats = accumulate_gradients(model, group, 0.1f);
   auto g = gradients(model.parameters());

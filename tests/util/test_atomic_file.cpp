@@ -1,10 +1,10 @@
 // AtomicFile: a regular file is replaced whole (mode kept, symlinks followed); a FIFO, a device or
 // a descriptor path (/dev/fd/N) is written in place and stays what it was.
-#include <catch2/catch.hpp>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <string>
@@ -43,7 +43,8 @@ std::string drain(int fd) {
 
 size_t leftovers(const TempDir& dir) {
   size_t n = 0;
-  for (const auto& e : fs::directory_iterator(dir.path)) n += e.path().filename().string().find(".tmp.") != std::string::npos;
+  for (const auto& e : fs::directory_iterator(dir.path))
+    n += e.path().filename().string().find(".tmp.") != std::string::npos;
   return n;
 }
 
@@ -131,7 +132,8 @@ TEST_CASE("a character device is written in place, never replaced") {
 
 TEST_CASE("a directory or a file the user may not write is an error naming the path") {
   TempDir dir("atomic-errors");
-  CHECK_THROWS_WITH(write_file_atomic(dir.path.string(), "x"), "cannot write " + dir.path.string() + ": Is a directory");
+  CHECK_THROWS_WITH(write_file_atomic(dir.path.string(), "x"),
+                    "cannot write " + dir.path.string() + ": Is a directory");
   if (::geteuid() != 0) {  // root may write anything
     const std::string locked = dir / "locked.txt";
     write_file_atomic(locked, "kept\n");

@@ -31,13 +31,17 @@ TEST_CASE("a stray byte is one character of its own", "[utf8]") {
 
 TEST_CASE("validation finds overlongs, surrogates, out-of-range and truncated sequences", "[utf8]") {
   CHECK(find_invalid_utf8("plain \xC3\xA9 text") == std::string::npos);
-  CHECK(find_invalid_utf8("ab\xC0\xAF") == 2);           // overlong '/'
-  CHECK(find_invalid_utf8("\xE0\x80\xAF") == 0);         // overlong, 3 bytes
-  CHECK(find_invalid_utf8("a\xED\xA0\x80") == 1);        // surrogate U+D800
-  CHECK(find_invalid_utf8("\xF4\x90\x80\x80") == 0);     // above U+10FFFF
-  CHECK(find_invalid_utf8("ok\xE2\x96") == 2);           // cut short
-  CHECK(find_invalid_utf8("ok\xFF") == 2);               // never a lead byte
-  std::string s = "a\xFF" "b\xE2\x96";
+  CHECK(find_invalid_utf8("ab\xC0\xAF") == 2);        // overlong '/'
+  CHECK(find_invalid_utf8("\xE0\x80\xAF") == 0);      // overlong, 3 bytes
+  CHECK(find_invalid_utf8("a\xED\xA0\x80") == 1);     // surrogate U+D800
+  CHECK(find_invalid_utf8("\xF4\x90\x80\x80") == 0);  // above U+10FFFF
+  CHECK(find_invalid_utf8("ok\xE2\x96") == 2);        // cut short
+  CHECK(find_invalid_utf8("ok\xFF") == 2);            // never a lead byte
+  std::string s =
+      "a\xFF"
+      "b\xE2\x96";
   CHECK(replace_invalid_utf8(s) == 2);
-  CHECK(s == "a\xEF\xBF\xBD" "b\xEF\xBF\xBD");
+  CHECK(s ==
+        "a\xEF\xBF\xBD"
+        "b\xEF\xBF\xBD");
 }

@@ -6,8 +6,8 @@
 // forward is one pass and backward another.
 #include <limits>
 
-#include "tensor/ops.hpp"
 #include "tensor/fast_math.hpp"
+#include "tensor/ops.hpp"
 #include "tensor/weighted_rows.hpp"
 #include "util/error.hpp"
 
@@ -17,8 +17,8 @@ Var additive_attention_scores(const Var& query, const Var& keys, const Var& v, c
   const int64_t B = keys.dim(0), S = keys.dim(1), A = keys.dim(2);
   const bool masked = pad_mask.defined();
   if (query.dim(0) != B || query.dim(1) != A || v.value().numel() != A || (masked && pad_mask.shape() != Shape{B, S}))
-    throw Error("attention scores: query " + shape_str(query.shape()) + ", keys " + shape_str(keys.shape()) +
-                ", v " + shape_str(v.shape()) + (masked ? ", mask " + shape_str(pad_mask.shape()) : ""));
+    throw Error("attention scores: query " + shape_str(query.shape()) + ", keys " + shape_str(keys.shape()) + ", v " +
+                shape_str(v.shape()) + (masked ? ", mask " + shape_str(pad_mask.shape()) : ""));
   const Tensor mv = masked ? pad_mask.contiguous() : Tensor();
   Tensor qv = query.value().contiguous(), kv = keys.value().contiguous(), vv = v.value().contiguous();
   Tensor e = Tensor::empty({B, S});

@@ -17,8 +17,8 @@ Csr make_csr(int64_t rows, int64_t cols, std::vector<std::pair<int32_t, int32_t>
   std::vector<int64_t> count(rows + 1, 0);
   for (const auto& [r, k] : entries) {
     if (r < 0 || r >= rows || k < 0 || k >= cols)
-      throw Error("sparse entry (" + std::to_string(r) + ", " + std::to_string(k) + ") outside " + std::to_string(rows) +
-                  " x " + std::to_string(cols));
+      throw Error("sparse entry (" + std::to_string(r) + ", " + std::to_string(k) + ") outside " +
+                  std::to_string(rows) + " x " + std::to_string(cols));
     ++count[r + 1];
   }
   for (int64_t i = 0; i < rows; ++i) count[i + 1] += count[i];
@@ -42,7 +42,8 @@ Csr make_csr(int64_t rows, int64_t cols, std::vector<std::pair<int32_t, int32_t>
   by_row.resize(out);
   c.column = std::move(by_row);
   c.row.resize(out);
-  for (int64_t i = 0; i < rows; ++i) std::fill(c.row.begin() + c.offsets[i], c.row.begin() + c.offsets[i + 1], static_cast<int32_t>(i));
+  for (int64_t i = 0; i < rows; ++i)
+    std::fill(c.row.begin() + c.offsets[i], c.row.begin() + c.offsets[i + 1], static_cast<int32_t>(i));
   c.column_offsets.assign(cols + 1, 0);
   for (int32_t k : c.column) ++c.column_offsets[k + 1];
   for (int64_t k = 0; k < cols; ++k) c.column_offsets[k + 1] += c.column_offsets[k];

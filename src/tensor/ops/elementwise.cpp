@@ -145,11 +145,10 @@ Var eltwise(const Var& a, dnnl::algorithm alg, bool use_dst, const std::string& 
       auto& eng = dnnl_ctx::engine();
       Tensor gs = g.contiguous();
       Tensor da = Tensor::empty(av.shape());
-      e.bwd.execute(dnnl_ctx::stream(),
-                    {{use_dst ? DNNL_ARG_DST : DNNL_ARG_SRC,
-                      dnnl::memory(e.bwd_pd.src_desc(), eng, use_dst ? out.data() : av.data())},
-                     {DNNL_ARG_DIFF_DST, dnnl::memory(e.bwd_pd.diff_dst_desc(), eng, gs.data())},
-                     {DNNL_ARG_DIFF_SRC, dnnl::memory(e.bwd_pd.diff_src_desc(), eng, da.data())}});
+      e.bwd.execute(dnnl_ctx::stream(), {{use_dst ? DNNL_ARG_DST : DNNL_ARG_SRC,
+                                          dnnl::memory(e.bwd_pd.src_desc(), eng, use_dst ? out.data() : av.data())},
+                                         {DNNL_ARG_DIFF_DST, dnnl::memory(e.bwd_pd.diff_dst_desc(), eng, gs.data())},
+                                         {DNNL_ARG_DIFF_SRC, dnnl::memory(e.bwd_pd.diff_src_desc(), eng, da.data())}});
       dnnl_ctx::stream().wait();
       a.accumulate_grad(da);
     });

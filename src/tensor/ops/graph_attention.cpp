@@ -3,8 +3,8 @@
 // backward (by destination node for the score gradients, by source node along the column index
 // for the value and t gradients, so no two threads write one row). The generic composition
 // (gather, leaky_relu, segment_softmax, dropout, segment_sum) materialises [edges, H, F]; this
-// keeps only the coefficients [edges, H] (and a byte per coefficient for the dropout mask). Inner loops run over the H heads or over a head's
-// features (head_rows.hpp), so they vectorise; a node's dropout factors are drawn in one go.
+// keeps only the coefficients [edges, H] (and a byte per coefficient for the dropout mask). Inner loops run over the H
+// heads or over a head's features (head_rows.hpp), so they vectorise; a node's dropout factors are drawn in one go.
 #include <algorithm>
 #include <limits>
 #include <memory>
@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "tensor/fast_math.hpp"
 #include "tensor/graph_ops.hpp"
 #include "tensor/ops/dropout_mask.hpp"
-#include "tensor/fast_math.hpp"
 #include "tensor/ops/head_rows.hpp"
 #include "util/error.hpp"
 
@@ -25,14 +25,16 @@ namespace {
 inline void dropout_factors(const std::optional<DropoutMask>& mask, std::vector<float>& out, int64_t first,
                             int64_t count, int64_t H) {
   out.resize(count * H);
-  if (mask) mask->fill(out.data(), first * H, count * H);
-  else std::fill(out.begin(), out.end(), 1.f);
+  if (mask)
+    mask->fill(out.data(), first * H, count * H);
+  else
+    std::fill(out.begin(), out.end(), 1.f);
 }
 
 }  // namespace
 
-Var graph_attention(const Var& s, const Var& t, const Var& values, const Csr& neighbours, float negative_slope,
-                    float p, Rng& rng, Tensor* weights_out) {
+Var graph_attention(const Var& s, const Var& t, const Var& values, const Csr& neighbours, float negative_slope, float p,
+                    Rng& rng, Tensor* weights_out) {
   const Csr& c = neighbours;
   const int64_t N = c.rows;
   if (values.ndim() != 3 || values.dim(0) != c.cols || s.shape() != Shape{N, values.dim(1)} ||
@@ -107,7 +109,9 @@ Var graph_attention(const Var& s, const Var& t, const Var& values, const Csr& ne
     const float keep_scale = mask ? mask->keep_scale : 1.f;
     // The dropout factor of coefficient e (entry · H + head); `kept` lives as long as the closure.
     const uint8_t* kept_flags = kept->empty() ? nullptr : kept->data();
-    auto factor_of = [kept, kept_flags, keep_scale](int64_t e) { return !kept_flags || kept_flags[e] ? keep_scale : 0.f; };
+    auto factor_of = [kept, kept_flags, keep_scale](int64_t e) {
+      return !kept_flags || kept_flags[e] ? keep_scale : 0.f;
+    };
     record_backward([s, t, values, sv, tv, vv, alpha, on, &c, factor_of, slope, parallel, N, H, F, HF] {
       if (!on->grad.defined()) return;
       const Tensor g = on->grad.contiguous();
@@ -133,7 +137,7 @@ Var graph_attention(const Var& s, const Var& t, const Var& values, const Csr& ne
             const float* gi = pg + i * HF;
             std::fill(dot.begin(), dot.end(), 0.f);
             for (int64_t k = first; k < last; ++k) {
-                    dot_per_head(d.data(), gi, pv + c.column[k] * HF, H, F);
+              dot_per_head(d.data(), gi, pv + c.column[k] * HF, H, F);
               for (int64_t h = 0; h < H; ++h) {
                 pz[k * H + h] = d[h] * factor_of(k * H + h);
                 dot[h] += pa[k * H + h] * pz[k * H + h];

@@ -7,16 +7,16 @@
 #include <cstring>
 #include <memory>
 
-#include "tensor/ops.hpp"
 #include "tensor/fast_math.hpp"
+#include "tensor/ops.hpp"
 #include "util/error.hpp"
 
 namespace heed {
 namespace {
 
 // Forward gates for one row. gi, gh: 3H (gh includes b_hh). Writes r, z, n, hn and h_new.
-inline void gate_forward(int64_t H, const float* gi, const float* gh, const float* h, float* r, float* z,
-                         float* n, float* hn, float* h_new) {
+inline void gate_forward(int64_t H, const float* gi, const float* gh, const float* h, float* r, float* z, float* n,
+                         float* hn, float* h_new) {
 #pragma omp simd
   for (int64_t j = 0; j < H; ++j) {
     const float rj = fast_sigmoid(gi[j] + gh[j]);
@@ -88,7 +88,8 @@ Var gru_cell(const Var& gi, const Var& h, const Var& w_hh, const Var& b_hh) {
 Var gru_gates(const Var& gi, const Var& gh, const Var& h) {
   const int64_t B = h.dim(0), H = h.dim(1);
   if (gi.shape() != Shape{B, 3 * H} || gh.shape() != Shape{B, 3 * H})
-    throw Error("gru_gates: gi " + shape_str(gi.shape()) + ", gh " + shape_str(gh.shape()) + ", h " + shape_str(h.shape()));
+    throw Error("gru_gates: gi " + shape_str(gi.shape()) + ", gh " + shape_str(gh.shape()) + ", h " +
+                shape_str(h.shape()));
   // gi and gh are often column ranges of wider products: their rows are read where they lie.
   const Tensor giv = dense_rows(gi.value()), ghv = dense_rows(gh.value()), hv = h.value().contiguous();
   const int64_t gi_stride = giv.strides()[0], gh_stride = ghv.strides()[0];
@@ -122,9 +123,9 @@ namespace {
 // Rows in order of decreasing length, so that the rows active at a step are a prefix of them:
 // forward, those with length > s; reverse, those with length ≥ T − s (each starts at its own end).
 struct RowPlan {
-  std::vector<int64_t> order;  // order[i]: the batch row of the i-th longest sentence
+  std::vector<int64_t> order;                 // order[i]: the batch row of the i-th longest sentence
   std::vector<int64_t> active, rows, offset;  // per processing step: active rows, rows computed, first slot
-  int64_t slots = 0;           // Σ rows: the kept gate values and states, per step one segment
+  int64_t slots = 0;                          // Σ rows: the kept gate values and states, per step one segment
 };
 
 // Recurrent products run on whole blocks of rows, so that a batch brings at most B / kRowBlock
@@ -155,8 +156,8 @@ void zero_padding(float* x, const std::vector<int32_t>& lengths, int64_t T, int6
 }
 }  // namespace
 
-Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vector<int32_t>& lengths,
-                 bool reverse, const PackedWeight* w_hh_packed, int64_t padded_length) {
+Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vector<int32_t>& lengths, bool reverse,
+                 const PackedWeight* w_hh_packed, int64_t padded_length) {
   const bool packed_input = gi.ndim() == 2;
   if (!packed_input && gi.ndim() != 3)
     throw Error("gru_sequence: input must be [B, T, 3H] or packed [N, 3H], got " + shape_str(gi.shape()));
@@ -168,7 +169,8 @@ Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vec
   int64_t real = 0;
   for (int64_t b = 0; b < B; ++b) {
     const int32_t l = lengths[b];
-    if (l < 0 || l > T) throw Error("gru_sequence: length " + std::to_string(l) + " outside [0, " + std::to_string(T) + "]");
+    if (l < 0 || l > T)
+      throw Error("gru_sequence: length " + std::to_string(l) + " outside [0, " + std::to_string(T) + "]");
     start[b] = packed_input ? real : b * T;
     real += l;
   }
@@ -214,7 +216,7 @@ Var gru_sequence(const Var& gi, const Var& w_hh, const Var& b_hh, const std::vec
       if (!packed_input) zero_padding(dgi.data(), lengths, T, 3 * H);
       // dgh per slot; the computed rows beyond a step's active ones stay zero, adding nothing.
       Tensor dgh_all = Tensor::empty({plan->slots, 3 * H});
-      Tensor dh = Tensor::zeros({B, H}), dh_prev = Tensor::empty({B, H});  // dh in plan.order
+      Tensor dh = Tensor::zeros({B, H}), dh_prev = Tensor::empty({B, H});         // dh in plan.order
       const PackedWeight w_t_packed = pack_weight(w_hh.value().transpose(0, 1));  // for dgh · W_hh
       for (int64_t s = T - 1; s >= 0; --s) {
         const int64_t t = reverse ? T - 1 - s : s, active = plan->active[s], rows = plan->rows[s];

@@ -52,8 +52,10 @@ void shared_b_transposed_a_backward(const Var& a, const Var& b, const Tensor& av
   for (int64_t i = 0; i < batch; ++i) {
     Tensor ai = av.slice(i, i + 1).reshape({k, m}), gi = g.slice(i, i + 1).reshape({m, n});
     const bool acc = i > 0 || !fresh;
-    if (!tb) matmul_into(db, ai, gi, false, false, acc);
-    else matmul_into(db, gi, ai, true, true, acc);
+    if (!tb)
+      matmul_into(db, ai, gi, false, false, acc);
+    else
+      matmul_into(db, gi, ai, true, true, acc);
   }
   if (fresh) b.accumulate_grad(db);
 }
@@ -97,15 +99,19 @@ Var matmul(const Var& a, const Var& b, bool ta, bool tb) {
         shared_b_transposed_a_backward(a, b, av, bv, tb, g);
         return;
       }
-      if (!ta) matmul_grad(a, g, false, bv, !tb);
-      else matmul_grad(a, bv, tb, g, true);
+      if (!ta)
+        matmul_grad(a, g, false, bv, !tb);
+      else
+        matmul_grad(a, bv, tb, g, true);
       if (b.requires_grad()) {
         if (shared_b) {
           // B shared across the batch: fold the batch into rows.
           Tensor a2 = av.reshape({-1, av.dim(-1)});
           Tensor g2 = g.reshape({-1, g.dim(-1)});
-          if (!tb) matmul_grad(b, a2, true, g2, false);
-          else matmul_grad(b, g2, true, a2, false);
+          if (!tb)
+            matmul_grad(b, a2, true, g2, false);
+          else
+            matmul_grad(b, g2, true, a2, false);
         } else if (!tb) {
           matmul_grad(b, av, !ta, g, false);
         } else {
@@ -167,8 +173,10 @@ Var linear_impl(const Var& x, const Var& w, const Var& bias, const StepWeight* s
   out_shape.back() = outf;
   Tensor y = Tensor::empty(out_shape);
   Tensor bias_v = bias.defined() ? bias.value().reshape({outf}) : Tensor();
-  if (step) linear_into(y, x2, step->forward_packed(), bias_v);
-  else run_matmul(y.reshape({x2.dim(0), outf}), x2, false, w.value(), true, bias.defined() ? &bias_v : nullptr, false);
+  if (step)
+    linear_into(y, x2, step->forward_packed(), bias_v);
+  else
+    run_matmul(y.reshape({x2.dim(0), outf}), x2, false, w.value(), true, bias.defined() ? &bias_v : nullptr, false);
   Var out(y, needs_grad({&x, &w, &bias}));
   if (out.requires_grad()) {
     auto on = out.node_ptr();
@@ -180,12 +188,16 @@ Var linear_impl(const Var& x, const Var& w, const Var& bias, const StepWeight* s
       Tensor g2 = on->grad.contiguous().reshape({-1, outf});
       if (x.requires_grad()) {
         Tensor dx = Tensor::empty(x.shape());
-        if (deferred) linear_into(dx, g2, deferred->backward_packed(), Tensor());
-        else matmul_into(dx.reshape({-1, in}), g2, wv, false, false);
+        if (deferred)
+          linear_into(dx, g2, deferred->backward_packed(), Tensor());
+        else
+          matmul_into(dx.reshape({-1, in}), g2, wv, false, false);
         x.accumulate_grad(dx);
       }
-      if (deferred) deferred->add(g2, x2);
-      else matmul_grad(w, g2, true, x2, false);
+      if (deferred)
+        deferred->add(g2, x2);
+      else
+        matmul_grad(w, g2, true, x2, false);
       bias_grad(bias, g2);
     });
   }

@@ -5,21 +5,22 @@
 // the upstream gradient (1 for a loss passed to backward()).
 #include <cmath>
 
-#include "tensor/ops.hpp"
 #include "tensor/fast_math.hpp"
+#include "tensor/ops.hpp"
 #include "util/error.hpp"
 
 namespace heed {
 
-Var cross_entropy(const Var& logits, const std::vector<int32_t>& targets, int ignore_index, float eps,
-                  float normalizer, CrossEntropyStats* stats) {
+Var cross_entropy(const Var& logits, const std::vector<int32_t>& targets, int ignore_index, float eps, float normalizer,
+                  CrossEntropyStats* stats) {
   Tensor lv = logits.value().contiguous();
   const int64_t vocab = lv.dim(-1), rows = lv.numel() / vocab;
   if (static_cast<int64_t>(targets.size()) != rows)
     throw Error("cross_entropy: " + std::to_string(targets.size()) + " targets for " + std::to_string(rows) + " rows");
   for (int32_t y : targets)
     if (y != ignore_index && (y < 0 || y >= vocab))
-      throw Error("cross_entropy: target id " + std::to_string(y) + " outside a vocabulary of " + std::to_string(vocab));
+      throw Error("cross_entropy: target id " + std::to_string(y) + " outside a vocabulary of " +
+                  std::to_string(vocab));
   const bool with_grad = needs_grad({&logits});
   Tensor d = with_grad ? Tensor::empty(lv.shape()) : Tensor();
   // Per-row results summed afterwards in row order: an OpenMP reduction would add the threads'

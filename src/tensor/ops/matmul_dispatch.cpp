@@ -42,8 +42,13 @@ dnnl::primitive_attr accumulate_attr(bool accumulate) {
 MatmulEntry make_matmul_entry(const dnnl::matmul::desc& desc, bool with_bias, bool accumulate) {
   dnnl::matmul::primitive_desc pd(desc, accumulate_attr(accumulate), dnnl_ctx::engine());
   auto& eng = dnnl_ctx::engine();
-  MatmulEntry entry{pd, dnnl::matmul(pd), memory(pd.src_desc(), eng, nullptr), memory(pd.weights_desc(), eng, nullptr),
-                    memory(pd.dst_desc(), eng, nullptr), memory(), {}};
+  MatmulEntry entry{pd,
+                    dnnl::matmul(pd),
+                    memory(pd.src_desc(), eng, nullptr),
+                    memory(pd.weights_desc(), eng, nullptr),
+                    memory(pd.dst_desc(), eng, nullptr),
+                    memory(),
+                    {}};
   entry.args = {{DNNL_ARG_SRC, entry.src}, {DNNL_ARG_WEIGHTS, entry.weights}, {DNNL_ARG_DST, entry.dst}};
   if (with_bias) {
     entry.bias = memory(pd.bias_desc(), eng, nullptr);
@@ -108,17 +113,17 @@ void run_runtime_sized_matmul(const Tensor& c, const Tensor& a, const Operand& o
   key += accumulate ? 'a' : '-';
   auto& e = dnnl_ctx::cached<Entry>(key, [&] {
     const memory::dims dims{any, any};
-    memory::desc amd = f32_desc(dims, layout(ta)), bmd = f32_desc(dims, layout(tb)), cmd = f32_desc(dims, layout(false));
-    auto desc = bias ? dnnl::matmul::desc(amd, bmd, f32_desc({1, any}, layout(false)), cmd)
-                     : dnnl::matmul::desc(amd, bmd, cmd);
+    memory::desc amd = f32_desc(dims, layout(ta)), bmd = f32_desc(dims, layout(tb)),
+                 cmd = f32_desc(dims, layout(false));
+    auto desc =
+        bias ? dnnl::matmul::desc(amd, bmd, f32_desc({1, any}, layout(false)), cmd) : dnnl::matmul::desc(amd, bmd, cmd);
     return Entry{dnnl::matmul(dnnl::matmul::primitive_desc(desc, accumulate_attr(accumulate), dnnl_ctx::engine()))};
   });
   auto& eng = dnnl_ctx::engine();
   const int64_t n = ob.cols;
-  std::unordered_map<int, memory> args{
-      {DNNL_ARG_SRC, memory(f32_desc(oa.dims, oa.strides), eng, a.data())},
-      {DNNL_ARG_WEIGHTS, memory(f32_desc(ob.dims, ob.strides), eng, b.data())},
-      {DNNL_ARG_DST, memory(f32_desc({oa.rows, n}, {n, 1}), eng, c.data())}};
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(f32_desc(oa.dims, oa.strides), eng, a.data())},
+                                       {DNNL_ARG_WEIGHTS, memory(f32_desc(ob.dims, ob.strides), eng, b.data())},
+                                       {DNNL_ARG_DST, memory(f32_desc({oa.rows, n}, {n, 1}), eng, c.data())}};
   if (bias) args.emplace(DNNL_ARG_BIAS, memory(f32_desc({1, n}, {n, 1}), eng, bias->data()));
   e.prim.execute(dnnl_ctx::stream(), args);
   dnnl_ctx::stream().wait();
@@ -178,9 +183,9 @@ void run_chunked_rows(const Tensor& c, const Tensor& x, const Tensor& w, const T
   MatmulEntry& e = dnnl_ctx::cached<MatmulEntry>(key, [&] {
     const memory::desc xmd = f32_desc({kRowChunk, k}, {k, 1}), wmd = f32_desc({k, n}, {1, k}),
                        cmd = f32_desc({kRowChunk, n}, {n, 1});
-    return make_matmul_entry(bias ? dnnl::matmul::desc(xmd, wmd, f32_desc({1, n}, {n, 1}), cmd)
-                                  : dnnl::matmul::desc(xmd, wmd, cmd),
-                             bias != nullptr, accumulate);
+    return make_matmul_entry(
+        bias ? dnnl::matmul::desc(xmd, wmd, f32_desc({1, n}, {n, 1}), cmd) : dnnl::matmul::desc(xmd, wmd, cmd),
+        bias != nullptr, accumulate);
   });
   e.weights.set_data_handle(w.data());
   if (bias) e.bias.set_data_handle(bias->data());
@@ -300,11 +305,13 @@ Tensor linear(const Tensor& x, const PackedWeight& w, const Tensor& bias) {
 
 void linear_into(const Tensor& y, const Tensor& x, const PackedWeight& w, const Tensor& bias, bool accumulate) {
   Tensor xv = x.contiguous();
-  if (xv.dim(-1) != w.in) throw Error("linear: input " + shape_str(xv.shape()) + " with a packed weight [" +
-                                      std::to_string(w.out) + ", " + std::to_string(w.in) + "]");
+  if (xv.dim(-1) != w.in)
+    throw Error("linear: input " + shape_str(xv.shape()) + " with a packed weight [" + std::to_string(w.out) + ", " +
+                std::to_string(w.in) + "]");
   const int64_t M = xv.numel() / w.in;
   if (!y.is_contiguous() || y.numel() != M * w.out)
-    throw Error("linear: result " + shape_str(y.shape()) + " for " + std::to_string(M) + " rows of " + std::to_string(w.out));
+    throw Error("linear: result " + shape_str(y.shape()) + " for " + std::to_string(M) + " rows of " +
+                std::to_string(w.out));
   Tensor bias_v = bias.defined() ? bias.contiguous().reshape({w.out}) : Tensor();
   auto& e = packed_matmul(M, w.in, w.out, bias.defined(), accumulate);
   if (!e.takes_packed) {  // x · wᵀ; a transposed view is multiplied as the dense weight it views

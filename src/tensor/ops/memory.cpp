@@ -138,8 +138,8 @@ Var sharpen(const Var& w, const Var& gamma) {
 Var memory_write(const Var& memory, const Var& w, const Var& erase, const Var& add) {
   const int64_t B = memory.dim(0), N = memory.dim(1), W = memory.dim(2);
   if (memory.ndim() != 3 || w.shape() != Shape{B, N} || erase.shape() != Shape{B, W} || add.shape() != Shape{B, W})
-    throw Error("memory_write: memory " + shape_str(memory.shape()) + ", weights " + shape_str(w.shape()) +
-                ", erase " + shape_str(erase.shape()) + ", add " + shape_str(add.shape()));
+    throw Error("memory_write: memory " + shape_str(memory.shape()) + ", weights " + shape_str(w.shape()) + ", erase " +
+                shape_str(erase.shape()) + ", add " + shape_str(add.shape()));
   const Tensor mv = memory.value().contiguous(), wv = w.value().contiguous(), ev = erase.value().contiguous(),
                av = add.value().contiguous();
   Tensor out = Tensor::empty({B, N, W});
@@ -196,8 +196,7 @@ Var select_rows(const std::vector<uint8_t>& keep, const Var& next, const Var& pr
   const int64_t row = B ? next.value().numel() / B : 0;
   const Tensor nv = next.value().contiguous(), pv = previous.value().contiguous();
   Tensor out = Tensor::empty(nv.shape());
-  for (int64_t b = 0; b < B; ++b)
-    std::copy_n((keep[b] ? nv : pv).data() + b * row, row, out.data() + b * row);
+  for (int64_t b = 0; b < B; ++b) std::copy_n((keep[b] ? nv : pv).data() + b * row, row, out.data() + b * row);
   Var result(out, needs_grad({&next, &previous}));
   if (result.requires_grad()) {
     auto on = result.node_ptr();
@@ -205,8 +204,7 @@ Var select_rows(const std::vector<uint8_t>& keep, const Var& next, const Var& pr
       if (!on->grad.defined()) return;
       const Tensor g = on->grad.contiguous();
       Tensor dn = Tensor::zeros(g.shape()), dp = Tensor::zeros(g.shape());
-      for (int64_t b = 0; b < B; ++b)
-        std::copy_n(g.data() + b * row, row, (keep[b] ? dn : dp).data() + b * row);
+      for (int64_t b = 0; b < B; ++b) std::copy_n(g.data() + b * row, row, (keep[b] ? dn : dp).data() + b * row);
       next.accumulate_grad(dn);
       previous.accumulate_grad(dp);
     });

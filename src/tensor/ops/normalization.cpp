@@ -28,8 +28,7 @@ Var softmax_like(const Var& a, const char* name) {
   using Entry = SoftmaxEntry<Fwd, Bwd>;
   auto& e = dnnl_ctx::cached<Entry>(key, [&] {
     memory::desc md({rows, cols}, memory::data_type::f32, memory::format_tag::ab);
-    typename Fwd::primitive_desc fpd(typename Fwd::desc(dnnl::prop_kind::forward_training, md, 1),
-                                     dnnl_ctx::engine());
+    typename Fwd::primitive_desc fpd(typename Fwd::desc(dnnl::prop_kind::forward_training, md, 1), dnnl_ctx::engine());
     typename Bwd::primitive_desc bpd(typename Bwd::desc(md, md, 1), dnnl_ctx::engine(), fpd);
     return Entry{fpd, Fwd(fpd), bpd, Bwd(bpd)};
   });
@@ -83,8 +82,7 @@ Var layer_norm(const Var& x, const Var& gamma, const Var& beta, float eps) {
   auto& e = dnnl_ctx::cached<LayerNormEntry>(key, [&] {
     memory::desc md({rows, cols}, memory::data_type::f32, memory::format_tag::ab);
     dnnl::layer_normalization_forward::primitive_desc fpd(
-        dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_training, md, eps, flags),
-        dnnl_ctx::engine());
+        dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_training, md, eps, flags), dnnl_ctx::engine());
     dnnl::layer_normalization_backward::primitive_desc bpd(
         dnnl::layer_normalization_backward::desc(dnnl::prop_kind::backward, md, md, eps, flags), dnnl_ctx::engine(),
         fpd);
@@ -94,12 +92,13 @@ Var layer_norm(const Var& x, const Var& gamma, const Var& beta, float eps) {
   Tensor y = Tensor::empty(xv.shape());
   Tensor mean_t = Tensor::empty({rows}), var_t = Tensor::empty({rows});
   Tensor gv = gamma.value().contiguous(), bv = beta.value().contiguous();
-  e.fwd.execute(dnnl_ctx::stream(), {{DNNL_ARG_SRC, memory(e.fwd_pd.src_desc(), eng, xv.data())},
-                                     {DNNL_ARG_DST, memory(e.fwd_pd.dst_desc(), eng, y.data())},
-                                     {DNNL_ARG_MEAN, memory(e.fwd_pd.mean_desc(), eng, mean_t.data())},
-                                     {DNNL_ARG_VARIANCE, memory(e.fwd_pd.variance_desc(), eng, var_t.data())},
-                                     {DNNL_ARG_SCALE, memory({{cols}, memory::data_type::f32, memory::format_tag::a}, eng, gv.data())},
-                                     {DNNL_ARG_SHIFT, memory({{cols}, memory::data_type::f32, memory::format_tag::a}, eng, bv.data())}});
+  e.fwd.execute(dnnl_ctx::stream(),
+                {{DNNL_ARG_SRC, memory(e.fwd_pd.src_desc(), eng, xv.data())},
+                 {DNNL_ARG_DST, memory(e.fwd_pd.dst_desc(), eng, y.data())},
+                 {DNNL_ARG_MEAN, memory(e.fwd_pd.mean_desc(), eng, mean_t.data())},
+                 {DNNL_ARG_VARIANCE, memory(e.fwd_pd.variance_desc(), eng, var_t.data())},
+                 {DNNL_ARG_SCALE, memory({{cols}, memory::data_type::f32, memory::format_tag::a}, eng, gv.data())},
+                 {DNNL_ARG_SHIFT, memory({{cols}, memory::data_type::f32, memory::format_tag::a}, eng, bv.data())}});
   dnnl_ctx::stream().wait();
   Var result(y, needs_grad({&x, &gamma, &beta}));
   if (result.requires_grad()) {

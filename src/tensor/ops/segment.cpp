@@ -91,8 +91,7 @@ Var segment_sum(const Var& x, const Csr& sets) {
       const float* pg = g.data();
       float* pd = dx.data();
 #pragma omp parallel for schedule(static) if (dx.numel() > kParallelWork)
-      for (int64_t k = 0; k < sets.nnz(); ++k)
-        std::copy(pg + sets.row[k] * W, pg + (sets.row[k] + 1) * W, pd + k * W);
+      for (int64_t k = 0; k < sets.nnz(); ++k) std::copy(pg + sets.row[k] * W, pg + (sets.row[k] + 1) * W, pd + k * W);
       x.accumulate_grad(dx);
     });
   }

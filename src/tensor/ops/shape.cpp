@@ -10,7 +10,8 @@ namespace {
 // A strided view of t with its axes in the order `axes` (out axis i = t's axis axes[i]).
 Tensor permuted_view(const Tensor& t, std::vector<int> axes) {
   const int n = t.ndim();
-  if (static_cast<int>(axes.size()) != n) throw Error("permute: " + std::to_string(axes.size()) + " axes for " + shape_str(t.shape()));
+  if (static_cast<int>(axes.size()) != n)
+    throw Error("permute: " + std::to_string(axes.size()) + " axes for " + shape_str(t.shape()));
   Tensor v = t;
   std::vector<int> current(n);
   for (int i = 0; i < n; ++i) current[i] = i;
@@ -97,8 +98,10 @@ void copy_parts(float* whole, int64_t whole_row, const std::vector<float*>& part
       if (!parts[i]) continue;
       float* in_whole = whole + r * whole_row + cols[i];
       float* in_part = parts[i] + r * widths[i];
-      if (to_parts) std::memcpy(in_part, in_whole, widths[i] * sizeof(float));
-      else std::memcpy(in_whole, in_part, widths[i] * sizeof(float));
+      if (to_parts)
+        std::memcpy(in_part, in_whole, widths[i] * sizeof(float));
+      else
+        std::memcpy(in_whole, in_part, widths[i] * sizeof(float));
     }
 }
 }  // namespace

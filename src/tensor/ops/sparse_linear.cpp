@@ -27,8 +27,8 @@ Tensor swap_first_axes(const Tensor& t) { return t.transpose(0, 1).contiguous();
 Var sparse_multihead_linear(const SparseRows& x, const Var& w, float p, Rng& rng) {
   const Csr& c = x.pattern;
   if (w.ndim() != 3 || w.dim(1) != c.cols || static_cast<int64_t>(x.values.size()) != c.nnz())
-    throw Error("sparse_multihead_linear: input " + std::to_string(c.rows) + " x " + std::to_string(c.cols) +
-                " with " + std::to_string(x.values.size()) + " values, weights " + shape_str(w.shape()));
+    throw Error("sparse_multihead_linear: input " + std::to_string(c.rows) + " x " + std::to_string(c.cols) + " with " +
+                std::to_string(x.values.size()) + " values, weights " + shape_str(w.shape()));
   const int64_t N = c.rows, H = w.dim(0), Fin = w.dim(1), F = w.dim(2), HF = H * F;
   const std::optional<DropoutMask> mask = p > 0.f ? std::optional<DropoutMask>(DropoutMask(p, rng)) : std::nullopt;
   const Tensor wt = swap_first_axes(w.value());  // [F_in, H, F]
