@@ -6,7 +6,7 @@
 #   scripts/fuzz.sh [--seconds N] [TARGET ...]      (default 600 s, every target)
 #
 # Targets: fuzz_config, fuzz_tokenizer_json, fuzz_tokenizer_roundtrip, fuzz_safetensors,
-# fuzz_metrics, fuzz_corpus, fuzz_corpus_cache. The corpus each grows is kept in
+# fuzz_metrics, fuzz_corpus, fuzz_corpus_cache, fuzz_graph. The corpus each grows is kept in
 # build-fuzz/corpus/TARGET (a later run starts from it); a finding (crash-*, leak-*, timeout-*,
 # oom-*) is written to build-fuzz/findings/TARGET/ and ends that target's run: reproduce it with
 # `build-fuzz/fuzz/TARGET FILE`. Prints per target: seconds, executions, coverage (libFuzzer's
@@ -26,7 +26,7 @@ while [[ $# -gt 0 ]]; do
 done
 [[ $seconds =~ ^[0-9]+$ ]] || { echo "fuzz.sh: --seconds takes a number, got '$seconds'" >&2; exit 2; }
 all=(fuzz_config fuzz_tokenizer_json fuzz_tokenizer_roundtrip fuzz_safetensors fuzz_metrics fuzz_corpus
-     fuzz_corpus_cache)
+     fuzz_corpus_cache fuzz_graph)
 [[ ${#targets[@]} -gt 0 ]] || targets=("${all[@]}")
 
 if ! command -v clang++-14 > /dev/null || [[ ! -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a ]]; then
@@ -43,7 +43,7 @@ cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}"
 # Seeds from the test data and the example configs.
 seeds=build-fuzz/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{fuzz_config,fuzz_tokenizer_json,fuzz_tokenizer_roundtrip,fuzz_safetensors,fuzz_metrics,fuzz_corpus,fuzz_corpus_cache}
+mkdir -p "$seeds"/{fuzz_config,fuzz_tokenizer_json,fuzz_tokenizer_roundtrip,fuzz_safetensors,fuzz_metrics,fuzz_corpus,fuzz_corpus_cache,fuzz_graph}
 cp configs/*.json "$seeds/fuzz_config/"
 cp tests/fixtures/golden/*.safetensors "$seeds/fuzz_safetensors/"
 n=0
@@ -68,6 +68,13 @@ fi
 le() { local value=$1 bytes=$2 i; for ((i = 0; i < bytes; ++i)); do printf "\\x$(printf %02x $(((value >> (8 * i)) & 255)))"; done; }
 { printf 'HEEDCRP1'; le 12345 8; le 2 8; le 5 8; le 2 4; le 0 4; le 3 8; le 2 8; le 1 8; le 0 8; le 0 8
   le 2 4; le 1 4; le 1 4; le 1 4; for id in 300 301 302 303 304; do le $id 2; done; } > "$seeds/fuzz_corpus_cache/two-pairs"
+# Graph directories (format in src/graph/graph_data.hpp): the option byte, then features, labels,
+# edges, train, val, test and meta.json, NUL-separated.
+{ printf '\x03'; printf '0 2 | 1 1\n1 | 2\n\n0 | 0.5\n'; printf '\0'; printf '0\n1\n1\n0\n'; printf '\0'
+  printf '0 1\n2 1\n3 0\n0 1\n'; printf '\0'; printf '0\n1\n'; printf '\0'; printf '2\n'; printf '\0'; printf '3\n'
+  printf '\0'; printf '{"nodes": 4, "classes": 2}'; } > "$seeds/fuzz_graph/four-nodes"
+{ printf '\x00'; head -n 40 data/cora/features.txt; printf '\0\0'; awk '$1 < 40 && $2 < 40' data/cora/edges.txt; } \
+  > "$seeds/fuzz_graph/cora-40"
 
 status=0
 summary=()
