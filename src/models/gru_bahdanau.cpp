@@ -30,6 +30,7 @@
 #include "models/gru_bahdanau.hpp"
 
 #include <cmath>
+#include <tuple>
 #include <numeric>
 
 #include "models/additive_attention_step.hpp"
@@ -78,14 +79,8 @@ class GruBahdanau : public Seq2Seq {
       : Seq2Seq(seed), c_(config.gru), dropout_(config.dropout), src_vocab_(src_vocab), tgt_vocab_(tgt_vocab) {
     const int E = c_.emb_dim, H = c_.enc_hidden, D = c_.dec_hidden, A = c_.attn_dim, L = c_.readout_dim;
     Rng init(seed);
-    src_emb_ = Embedding(params_, "src_emb", src_vocab, E, init);
-    if (config.share_embeddings) {
-      if (src_vocab != tgt_vocab) throw UsageError("model.share_embeddings needs one joint vocabulary");
-      tgt_emb_ = src_emb_;
-      params_.alias("tgt_emb.weight", "src_emb.weight");
-    } else {
-      tgt_emb_ = Embedding(params_, "tgt_emb", tgt_vocab, E, init);
-    }
+    std::tie(src_emb_, tgt_emb_) =
+        source_target_embeddings(params_, src_vocab, tgt_vocab, E, config.share_embeddings, init);
     for (int l = 0; l < c_.enc_layers; ++l) {
       const int in = l == 0 ? E : 2 * H;
       const std::string suffix = "_l" + std::to_string(l);

@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <string>
 
 #include "nn/attention.hpp"
@@ -66,14 +67,8 @@ class Ntm : public Seq2Seq {
     const int E = c_.emb_dim, H = c_.controller_hidden, N = c_.memory_rows, W = c_.memory_width;
     const int RW = c_.read_heads * W;
     Rng init(seed);
-    src_emb_ = Embedding(params_, "src_emb", src_vocab, E, init);
-    if (config.share_embeddings) {
-      if (src_vocab != tgt_vocab) throw UsageError("model.share_embeddings needs one joint vocabulary");
-      tgt_emb_ = src_emb_;
-      params_.alias("tgt_emb.weight", "src_emb.weight");
-    } else {
-      tgt_emb_ = Embedding(params_, "tgt_emb", tgt_vocab, E, init);
-    }
+    std::tie(src_emb_, tgt_emb_) =
+        source_target_embeddings(params_, src_vocab, tgt_vocab, E, config.share_embeddings, init);
     controller_ = GruWeights(params_, "controller", "", E + RW, H, init);
     heads_ = Linear(params_, "heads", H, c_.read_heads * read_size() + c_.write_heads * write_size(), true, init);
     // Distinct rows from the start, so that content addressing can tell locations apart.

@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <functional>
 #include <numeric>
 
@@ -111,14 +112,8 @@ class Transformer : public Seq2Seq {
       throw UsageError("model.transformer.enc_layers and dec_layers must be at least 1");
     dh_ = d / c_.heads;
     Rng init(seed);
-    src_emb_ = Embedding(params_, "src_emb", src_vocab, d, init);
-    if (config.share_embeddings) {
-      if (src_vocab != tgt_vocab) throw UsageError("model.share_embeddings needs one joint vocabulary");
-      tgt_emb_ = src_emb_;
-      params_.alias("tgt_emb.weight", "src_emb.weight");
-    } else {
-      tgt_emb_ = Embedding(params_, "tgt_emb", tgt_vocab, d, init);
-    }
+    std::tie(src_emb_, tgt_emb_) =
+        source_target_embeddings(params_, src_vocab, tgt_vocab, d, config.share_embeddings, init);
     for (int l = 0; l < c_.enc_layers; ++l) {
       const std::string p = "encoder.layers." + std::to_string(l);
       EncoderLayer layer;

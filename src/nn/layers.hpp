@@ -2,9 +2,11 @@
 // Layers with parameters, thin wrappers over ops that own their Vars and names.
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "nn/parameters.hpp"
 #include "tensor/ops.hpp"
+#include "util/error.hpp"
 
 namespace heed {
 
@@ -49,6 +51,17 @@ struct Embedding {
     return embedding(weight, ids, ids_shape);
   }
 };
+
+// A translation model's source and target embeddings ("src_emb", "tgt_emb"), drawn in that
+// order. With `shared`, one matrix under both names (model.share_embeddings: one joint vocabulary).
+inline std::pair<Embedding, Embedding> source_target_embeddings(ParameterSet& params, int64_t src_vocab,
+                                                                int64_t tgt_vocab, int64_t dim, bool shared, Rng& rng) {
+  Embedding src(params, "src_emb", src_vocab, dim, rng);
+  if (!shared) return {src, Embedding(params, "tgt_emb", tgt_vocab, dim, rng)};
+  if (src_vocab != tgt_vocab) throw UsageError("model.share_embeddings needs one joint vocabulary");
+  params.alias("tgt_emb.weight", "src_emb.weight");
+  return {src, src};
+}
 
 // The four tensors of one GRU direction (PyTorch names and layout: gates r, z, n stacked).
 struct GruWeights {
