@@ -3,7 +3,8 @@
 # translation speed, alone and beside a busy neighbour (one process spinning on one core, for a
 # bounded time), for four settings:
 #
-#   default    heed as shipped (all cores; OpenMP waits spin about 0.1 ms, GOMP_SPINCOUNT=10000)
+#   default    heed as shipped (the cores not busy elsewhere at start; OpenMP waits spin about
+#              0.1 ms, GOMP_SPINCOUNT=10000)
 #   before     all cores, libgomp's own spinning (GOMP_SPINCOUNT=300000, about 3 ms): heed before
 #   one        --threads 1
 #   passive    --threads 2, OMP_WAIT_POLICY=passive
@@ -50,7 +51,7 @@ with_setting() {
   shift
   case $setting in
     default) env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY -u HEED_THREADS "$heed" "$@" ;;
-    before) env -u OMP_WAIT_POLICY -u HEED_THREADS GOMP_SPINCOUNT=300000 "$heed" "$@" ;;
+    before) env -u OMP_WAIT_POLICY -u HEED_THREADS GOMP_SPINCOUNT=300000 "$heed" --threads "$(nproc)" "$@" ;;
     one) env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY "$heed" --threads 1 "$@" ;;
     passive) env -u GOMP_SPINCOUNT OMP_WAIT_POLICY=passive "$heed" --threads 2 "$@" ;;
   esac
@@ -89,7 +90,7 @@ translate_rate() {
   start=$(date +%s.%N)
   with_setting "$setting" -q translate -m "$work/prepared" -i "$work/input.txt" -o /dev/null
   end=$(date +%s.%N)
-  awk -v n="$lines" -v s="$start" -v e="$end" 'BEGIN { printf "%.2f", n / (e - s) }'
+  awk -v n="$lines" -v s="$start" -v e="$end" 'BEGIN { printf "%.2f\n", n / (e - s) }'
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 

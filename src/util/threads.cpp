@@ -7,6 +7,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <sstream>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -25,7 +29,42 @@ int parse_thread_count(const std::string& text, const std::string& origin) {
     throw UsageError(origin + ": got " + text + ", expected an integer >= 1");
   return n;
 }
+std::string read_proc_stat() {
+  std::ifstream in("/proc/stat");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Busy and total jiffies of the "cpu" line; false when there is none.
+bool cpu_jiffies(const std::string& stat, double& busy, double& total) {
+  std::istringstream lines(stat);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("cpu ", 0) != 0) continue;
+    std::istringstream fields(line.substr(4));
+    busy = total = 0;
+    double value = 0;
+    for (int i = 0; fields >> value; ++i) {
+      if (i >= 8) break;  // guest time is already counted in user
+      total += value;
+      if (i != 3 && i != 4) busy += value;  // idle and iowait are not busy
+    }
+    return total > 0;
+  }
+  return false;
+}
 }  // namespace
+
+double busy_cores(const std::string& stat_before, const std::string& stat_after, int cores) {
+  double busy0 = 0, total0 = 0, busy1 = 0, total1 = 0;
+  if (!cpu_jiffies(stat_before, busy0, total0) || !cpu_jiffies(stat_after, busy1, total1)) return 0;
+  if (total1 <= total0) return 0;
+  return std::clamp((busy1 - busy0) / (total1 - total0), 0.0, 1.0) * cores;
+}
+
+int threads_for_idle_cores(int cores, double busy) {
+  return std::max(1, cores - static_cast<int>(std::lround(busy)));
+}
 
 void restart_with_bounded_spin(char** argv, char** envp) {
   size_t n = 0;
@@ -49,7 +88,13 @@ void set_num_threads(int n) {
       origin = "HEED_THREADS";
       n = parse_thread_count(env, origin);
     } else {
-      n = cores;
+      const std::string before = read_proc_stat();
+      std::this_thread::sleep_for(std::chrono::milliseconds(kBusySampleMs));
+      const double busy = busy_cores(before, read_proc_stat(), cores);
+      n = threads_for_idle_cores(cores, busy);
+      if (n < cores)
+        spdlog::info("{:.1f} of {} cores busy with other work: using {} thread(s) (--threads or HEED_THREADS to choose)",
+                     busy, cores, n);
     }
   }
   if (n > kMaxThreadsPerCore * cores) {

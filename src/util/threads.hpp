@@ -2,6 +2,8 @@
 // The one place that sets how many threads heed uses (oneDNN's OpenMP and our own loops alike).
 // Must be called before any oneDNN primitive is created: a primitive keeps the thread count it
 // was created with.
+#include <string>
+
 namespace heed {
 
 // More threads than this many per core only wait on each other (and libgomp fails to create
@@ -24,8 +26,17 @@ constexpr const char* kSpinCountSetting = "GOMP_SPINCOUNT=10000";
 void restart_with_bounded_spin(char** argv, char** envp);
 
 // n >= 1: that many threads (the --threads flag). n <= 0: the HEED_THREADS environment variable
-// if set (an integer >= 1, else heed::UsageError), else all cores.
+// if set (an integer >= 1, else heed::UsageError), else the cores that are not busy with other
+// work when heed starts (at least one): it looks at /proc/stat for kBusySampleMs. Two threads
+// with one of them waiting on a descheduled sibling ran at a quarter of one thread's speed.
 void set_num_threads(int n);
+constexpr int kBusySampleMs = 50;
 int num_threads();
+
+// Cores kept busy between two readings of /proc/stat (the "cpu" line: user nice system idle
+// iowait irq softirq steal ...), out of `cores`: 0 when either reading lacks the line.
+double busy_cores(const std::string& stat_before, const std::string& stat_after, int cores);
+// The default thread count: the cores minus those busy elsewhere (rounded), at least one.
+int threads_for_idle_cores(int cores, double busy);
 
 }  // namespace heed
