@@ -9,13 +9,13 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <sstream>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
 
+#include "util/atomic_file.hpp"
 #include "util/error.hpp"
 
 namespace heed {
@@ -29,11 +29,13 @@ int parse_thread_count(const std::string& text, const std::string& origin) {
     throw UsageError(origin + ": got " + text + ", expected an integer >= 1");
   return n;
 }
+// "" when it cannot be read (a sandbox without /proc): then no core is known to be busy.
 std::string read_proc_stat() {
-  std::ifstream in("/proc/stat");
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  try {
+    return read_file("/proc/stat");
+  } catch (const Error&) {
+    return "";
+  }
 }
 
 // Busy and total jiffies of the "cpu" line; false when there is none.
