@@ -13,6 +13,7 @@ packages=(
   catch2                   # tests (Catch2 v2)
   pkgconf                  # finds cpp-httplib (it ships a pkg-config file, no CMake config)
   libcpp-httplib-dev       # heed serve's HTTP server (and the tests' and load benchmark's client)
+  openmpi-bin libopenmpi-dev  # data-parallel training over processes and machines (mpirun)
 )
 
 as_root=()

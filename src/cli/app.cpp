@@ -10,6 +10,7 @@
 
 #include "cli/registry.hpp"
 #include "cli/validators.hpp"
+#include "dist/process_group.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
 #include "util/log.hpp"
@@ -34,8 +35,14 @@ bool Registry::run_parsed(CLI::App& app) const {
 namespace {
 // Messages can quote file contents (a damaged tokenizer.json): never raw bytes on the terminal.
 int fail(int code, const std::string& message) {
-  std::fprintf(stderr, "heed: error: %s\n", printable(message).c_str());
+  const std::string rank = dist::rank() > 0 ? "rank " + std::to_string(dist::rank()) + ": " : "";
+  std::fprintf(stderr, "heed: error: %s%s\n", rank.c_str(), printable(message).c_str());
   return code;
+}
+
+std::string version_line() {
+  const std::string mpi = dist::mpi_library_version();
+  return std::string("heed ") + HEED_VERSION + (mpi.empty() ? " (built without MPI)" : " (MPI: " + mpi + ")");
 }
 
 // A closed standard descriptor (`heed ... >&-`) would be handed to the next file heed opens, and
@@ -89,11 +96,14 @@ std::string parse_error_message(CLI::App& app, const CLI::ParseError& e) {
   return e.what() + see;
 }
 
+// A failure that every data-parallel rank reached together (they leave the job together).
+bool g_ranks_agree = false;
+
 int run_command(int argc, char** argv) {
   CLI::App app{
       "heed: train attention models (translation, graph attention networks), translate, predict, score with BLEU",
       "heed"};
-  app.set_version_flag("--version", std::string("heed ") + HEED_VERSION);
+  app.set_version_flag("--version", version_line());
   app.require_subcommand(1);
   app.fallthrough();
   std::string log_level = "info", log_file;
@@ -117,7 +127,7 @@ int run_command(int argc, char** argv) {
     std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
     return 0;
   } catch (const CLI::CallForVersion&) {
-    std::printf("heed %s\n", HEED_VERSION);
+    std::printf("%s\n", version_line().c_str());
     return 0;
   } catch (const CLI::ParseError& e) {
     // A subcommand's --help is also a ParseError subclass with exit code 0.
@@ -132,7 +142,11 @@ int run_command(int argc, char** argv) {
     if (!registry.run_parsed(app)) return fail(2, "missing subcommand (see heed --help)");
     if (const std::string failure = flush_log_file(); !failure.empty()) return fail(1, failure);
     return 0;
-  } catch (const Interrupted&) {
+  } catch (const Interrupted& e) {
+    if (e.every_rank) {  // every rank stopped at the same update: rank 0 speaks for them
+      g_ranks_agree = true;
+      return dist::is_root() ? fail(1, "interrupted") : 1;
+    }
     return fail(1, "interrupted");
   } catch (const UsageError& e) {
     return fail(2, e.what());
@@ -149,7 +163,14 @@ int run_command(int argc, char** argv) {
 
 int run(int argc, char** argv) {
   occupy_closed_standard_descriptors();
-  return finish_stdout(run_command(argc, argv));
+  const int code = finish_stdout(run_command(argc, argv));
+  // Data-parallel: a rank that failed ends the whole job (the others may be waiting for it in a
+  // collective); ranks that all succeeded leave it together.
+  if (dist::size() > 1) {
+    if (code != 0 && !g_ranks_agree) dist::abort(code);
+    dist::finalize();
+  }
+  return code;
 }
 
 }  // namespace heed::cli

@@ -5,9 +5,11 @@
 #include "cli/config_flags.hpp"
 #include "cli/registry.hpp"
 #include "config/config.hpp"
+#include "dist/process_group.hpp"
 #include "train/graph_trainer.hpp"
 #include "train/trainer.hpp"
 #include "util/error.hpp"
+#include "util/log.hpp"
 
 namespace heed::cli {
 
@@ -38,6 +40,13 @@ void add_train_command(CLI::App& app, Registry& registry) {
     }
     if (!args->model_dir.empty()) config.model_dir = args->model_dir;
     if (config.model_dir.empty()) throw UsageError("train: give a model directory with -m or model_dir in the config");
+    dist::init();  // one of several processes when mpirun started this one
+    if (dist::size() > 1) {
+      log_as_rank(dist::rank());
+      if (config.task != Task::translation)
+        throw UsageError("task " + std::string(name_of(config.task)) +
+                         ": data-parallel training (mpirun) is for translation models; graph tasks train in one process");
+    }
     if (config.task == Task::translation) {
       train_model(config);
       return;

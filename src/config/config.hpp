@@ -144,6 +144,8 @@ struct TrainingConfig {
   int batch_tokens = 2000;
   BatchUnit batch_unit = BatchUnit::padded;
   int accumulate = 1;
+  double reduce_bucket_mb = 4;  // data-parallel runs: gradients per all-reduce
+  bool reduce_overlap = true;   // data-parallel runs: start each bucket during backward
   int max_epochs = 0;   // 0 = no limit
   int max_steps = 0;    // 0 = no limit
   double max_time = 0;  // seconds, 0 = no limit; JSON: a number of seconds or "90s", "15m", "2h"

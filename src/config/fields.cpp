@@ -396,7 +396,13 @@ const std::vector<Field>& table() {
              "What batch_tokens counts: padded positions max(B*S, B*T), or target labels incl. </s> (the PyTorch "
              "reference's batches)."),
       integer("training.accumulate", HEED_AT(training.accumulate), at_least(1),
-              "Batches whose gradients are summed per update."),
+              "Batches whose gradients are summed per update (per process: with mpirun -np N an update "
+              "takes N * accumulate batches)."),
+      number("training.reduce_bucket_mb", HEED_AT(training.reduce_bucket_mb), above(0),
+             "Data-parallel runs: megabytes of gradients summed over the processes per all-reduce."),
+      boolean("training.reduce_overlap", HEED_AT(training.reduce_overlap),
+              "Data-parallel runs: start each bucket's all-reduce during backward, as soon as its gradients are "
+              "complete (false: all after backward)."),
       integer("training.max_epochs", HEED_AT(training.max_epochs), at_least(0),
               "Stop after this many epochs; 0 = no limit."),
       integer("training.max_steps", HEED_AT(training.max_steps), at_least(0),

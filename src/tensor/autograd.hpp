@@ -17,6 +17,11 @@ struct VarNode {
   Tensor value;
   Tensor grad;  // undefined until a gradient reaches this node
   bool requires_grad = false;
+  // Watched leaves (see watch_gradient): tape entries recorded since this node's gradient was
+  // last complete that use it, and whether backward has run all of them.
+  bool watched = false;
+  bool grad_complete = false;
+  int pending_uses = 0;
 };
 
 class Var {
@@ -64,7 +69,15 @@ size_t tape_size();
 void clear_tape();
 
 // Seeds d(loss)/d(loss) = 1 for a one-element loss, runs the tape in reverse, clears it.
-void backward(const Var& loss);
+// `on_complete`, when given, is called for each watched leaf as soon as the last tape entry that
+// uses it has run: its gradient is final before the rest of the tape is done (data-parallel
+// training starts summing it over processes there, while backward goes on).
+void backward(const Var& loss, const std::function<void(VarNode*)>& on_complete = nullptr);
+
+// Counts, from now on, the tape entries that use `leaf` (a parameter), so that backward knows
+// when its gradient is complete. A gradient that reaches it after that moment is a bug (an op
+// that leaves an input out of needs_grad) and throws rather than being lost.
+void watch_gradient(const Var& leaf);
 
 // Output node's gradient, or an undefined tensor when nothing flowed back into it.
 inline const Tensor& grad_of(const std::shared_ptr<VarNode>& node) { return node->grad; }

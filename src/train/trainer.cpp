@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "dist/process_group.hpp"
 #include "models/factory.hpp"
 #include "tensor/ops.hpp"
 #include "train/checkpoint.hpp"
@@ -29,11 +30,27 @@ bool resuming(const Config& config) { return config.training.resume; }
 // defines the same model (training settings may change). Changes nothing.
 ModelDir check_model_dir(const Config& config) {
   if (config.data.train_src.empty()) throw UsageError("data.train.src: no training files given");
+  if (!dist::is_root()) return ModelDir(config.model_dir);  // rank 0 checks it, and writes it
   return check_run_directory(config);
+}
+
+std::unique_ptr<RunLock> lock_model_dir(const Config& config) {
+  return dist::is_root() ? std::make_unique<RunLock>(config.model_dir) : nullptr;
 }
 
 // The tokenizer: the one a resumed model directory holds, the configured file, or one learned
 // from the training text (joint: both sides together).
+Tokenizers prepare_tokenizers(const Config& config, const ModelDir& dir);
+
+// Data-parallel: rank 0 prepares the tokenizer, the others receive it (a learned one exists
+// nowhere else yet).
+Tokenizers shared_tokenizers(const Config& config, const ModelDir& dir) {
+  if (dist::size() == 1) return prepare_tokenizers(config, dir);
+  const std::string text =
+      dist::broadcast(dist::is_root() ? prepare_tokenizers(config, dir).to_json().dump() : std::string());
+  return Tokenizers::parse(text, "rank 0's tokenizer");
+}
+
 Tokenizers prepare_tokenizers(const Config& config, const ModelDir& dir) {
   if (resuming(config)) return Tokenizers::load(dir.file("tokenizer.json"));  // the one the model was trained with
   if (!config.tokenizer.path.empty()) return Tokenizers::load(config.tokenizer.path);
@@ -66,6 +83,8 @@ void write_run_files(const Config& config, const ModelDir& dir, const Tokenizers
 }
 
 LoadedCorpus load_training_corpus(const Config& config, const ModelDir& dir, const Tokenizers& tokenizers) {
+  // Rank 0 first: it writes the encoded cache, which the others then read.
+  if (!dist::is_root()) dist::barrier();
   const auto start = std::chrono::steady_clock::now();
   const CorpusFilter filter{config.data.max_length, config.data.max_length_ratio};
   const std::string cache_dir = config.data.cache_dir.empty() ? dir.file("cache") : config.data.cache_dir;
@@ -74,6 +93,7 @@ LoadedCorpus load_training_corpus(const Config& config, const ModelDir& dir, con
   spdlog::info("training data: {} pairs kept of {} ({} empty, {} too long, {} beyond the length ratio){}, {:.1f}s",
                train.stats.kept, train.stats.pairs_read, train.stats.skipped_empty, train.stats.skipped_too_long,
                train.stats.skipped_ratio, train.stats.from_cache ? " from cache" : "", seconds_since(start));
+  if (dist::is_root()) dist::barrier();
   if (train.corpus.size() == 0) throw Error("no training pairs left after filtering");
   return train;
 }
@@ -87,26 +107,33 @@ std::unique_ptr<Validator> make_validator(const Config& config, const Tokenizers
 
 Trainer::Trainer(const Config& config)
     : config_(config),
-      lock_(config_.model_dir),  // before anything else: a second run must not touch this one's files
+      lock_(lock_model_dir(config_)),  // before anything else: a second run must not touch this one's files
       dir_(check_model_dir(config_)),
       resume_(resuming(config_)),
-      tokenizers_(prepare_tokenizers(config_, dir_)),
+      tokenizers_(shared_tokenizers(config_, dir_)),
       validator_(make_validator(config_, tokenizers_)),
       model_(make_model(config_.model, tokenizers_.source().vocab_size(), tokenizers_.target().vocab_size(),
                         config_.seed)),
       adam_(model_->parameters(), tc_),
+      sync_(model_->parameters(), tc_.reduce_bucket_mb, tc_.reduce_overlap),
       progress_(resume_ ? load_trainer_state(dir_.file("trainer_state.safetensors"), model_->parameters(), adam_)
                         : TrainerProgress{}),
       train_(load_training_corpus(config_, dir_, tokenizers_)),  // only the corpus cache may appear before this
       batches_(train_.corpus, tc_.batch_tokens, config_.seed, tc_.batch_unit) {
   spdlog::info("model {}: {} parameters", name_of(config_.model.arch), model_->parameters().count());
+  if (dist::size() > 1)
+    spdlog::info("data-parallel: {} processes, {} batches per update, gradients in {} all-reduce buckets{}",
+                 dist::size(), dist::size() * tc_.accumulate, sync_.bucket_count(),
+                 tc_.reduce_overlap ? " started during backward" : "");
   if (resume_) {
     model_->rng().set_state(progress_.rng_seed, progress_.rng_counter);
     batches_.seek(progress_.epoch, progress_.batch_index);
     spdlog::info("resumed at step {} (epoch {}, batch {})", progress_.step, progress_.epoch + 1, progress_.batch_index);
   }
-  write_run_files(config_, dir_, tokenizers_);
-  metrics_.emplace(dir_.file("metrics.jsonl"), resume_, "step", progress_.step);
+  if (dist::is_root()) {
+    write_run_files(config_, dir_, tokenizers_);
+    metrics_.emplace(dir_.file("metrics.jsonl"), resume_, "step", progress_.step);
+  }
   stop_early_ = tc_.patience > 0 && progress_.validations_without_improvement >= tc_.patience;
 }
 
@@ -118,6 +145,7 @@ void Trainer::log(const std::string& text) {
 }
 
 void Trainer::save_checkpoint() {
+  if (!dist::is_root()) return;
   TrainerProgress p = progress_;
   p.epoch = batches_.epoch();
   p.batch_index = batches_.batch_index();
@@ -148,7 +176,8 @@ void Trainer::validate() {
     progress_.best_metric = metric;
     progress_.has_best = true;
     progress_.validations_without_improvement = 0;
-    save_parameters(dir_.file("model.safetensors"), model_->parameters(), {{"step", std::to_string(progress_.step)}});
+    if (dist::is_root())
+      save_parameters(dir_.file("model.safetensors"), model_->parameters(), {{"step", std::to_string(progress_.step)}});
   } else {
     ++progress_.validations_without_improvement;
   }
@@ -157,16 +186,44 @@ void Trainer::validate() {
   nlohmann::json record{{"type", "valid"}, {"step", progress_.step}, {"loss", r.loss},  {"nll", r.nll},
                         {"ppl", r.ppl},    {"elapsed", elapsed()},   {"best", improved}};
   if (r.has_bleu) record["bleu"] = r.bleu;
-  metrics_->write(record);
+  if (metrics_) metrics_->write(record);
   progress_.validated_step = progress_.step;
   if (tc_.patience > 0 && progress_.validations_without_improvement >= tc_.patience) stop_early_ = true;
 }
 
+// The step's group is the next accumulate * N batches; this process takes its accumulate of them.
+Shard Trainer::next_shard() {
+  Shard shard;
+  const int per_rank = tc_.accumulate;
+  for (int k = 0; k < per_rank * dist::size(); ++k) {
+    // Dropout stream: the batch's place in the data (epoch, index), clear of initialisation's.
+    const uint64_t place = static_cast<uint64_t>(batches_.epoch()) * batches_.batches_per_epoch() + batches_.batch_index();
+    Batch b = batches_.next();
+    shard.group_labels += b.num_labels();
+    if (k / per_rank != dist::rank()) continue;
+    shard.batches.push_back(std::move(b));
+    shard.streams.push_back((place + 1) << 32);
+  }
+  return shard;
+}
+
 bool Trainer::update() {
-  std::vector<Batch> group;
-  for (int k = 0; k < tc_.accumulate; ++k) group.push_back(batches_.next());
+  const Shard shard = next_shard();
   model_->set_training(true);
-  const CrossEntropyStats stats = accumulate_gradients(*model_, group, tc_.label_smoothing);
+  CrossEntropyStats stats = accumulate_gradients(*model_, shard, tc_.label_smoothing, sync_.on_complete());
+  sync_.finish();
+  if (dist::size() > 1) {
+    // One small all-reduce for what every rank must decide alike: the loss (skip when
+    // non-finite), an interrupt on any rank, and rank 0's clock (max_time).
+    double shared[5] = {stats.loss_sum, stats.nll_sum, static_cast<double>(stats.labels), interrupted() ? 1.0 : 0.0,
+                        dist::is_root() ? elapsed() : 0.0};
+    dist::all_reduce_sum(shared, 5);
+    stats.loss_sum = shared[0];
+    stats.nll_sum = shared[1];
+    stats.labels = static_cast<int64_t>(shared[2]);
+    interrupt_seen_ = shared[3] > 0;
+    synced_elapsed_ = shared[4];
+  }
   const float lr = learning_rate_at(progress_.step + 1, tc_);
   if (!apply_update(model_->parameters(), adam_, stats.loss_sum, tc_.clip_norm, lr).applied) {
     ++bad_steps_;
@@ -201,18 +258,30 @@ void Trainer::show_progress(float lr) {
   if (progress_.step % tc_.log_every != 0) return;
   const double nll = window_.nll_sum / std::max<int64_t>(window_.labels, 1);
   last_loss_ = loss;
-  log(fmt::format("epoch {} step {}: loss {:.4f} nll {:.4f} ppl {:.2f}, {:.0f} target tokens/s, lr {:.3e}, {}",
+  nlohmann::json record{{"type", "train"},
+                        {"step", progress_.step},
+                        {"epoch", batches_.epoch() + 1},
+                        {"loss", loss},
+                        {"nll", nll},
+                        {"ppl", std::exp(nll)},
+                        {"tokens_per_s", window_.labels / secs},
+                        {"lr", lr},
+                        {"elapsed", elapsed()}};
+  std::string exchange;
+  if (dist::size() > 1) {
+    const GradientSync::Totals& now = sync_.totals();
+    const double steps = std::max<int64_t>(now.steps - window_sync_start_.steps, 1);
+    const double mb = (now.bytes - window_sync_start_.bytes) / steps / 1e6;
+    const double exposed_ms = 1e3 * (now.exposed_seconds - window_sync_start_.exposed_seconds) / steps;
+    record["allreduce_mb_per_step"] = mb;
+    record["allreduce_exposed_ms_per_step"] = exposed_ms;
+    exchange = fmt::format(", all-reduce {:.2f} MB/step ({:.1f} ms/step not hidden by backward)", mb, exposed_ms);
+    window_sync_start_ = now;
+  }
+  log(fmt::format("epoch {} step {}: loss {:.4f} nll {:.4f} ppl {:.2f}, {:.0f} target tokens/s, lr {:.3e}, {}{}",
                   batches_.epoch() + 1, progress_.step, loss, nll, std::exp(nll), window_.labels / secs, lr,
-                  format_duration(elapsed())));
-  metrics_->write({{"type", "train"},
-                   {"step", progress_.step},
-                   {"epoch", batches_.epoch() + 1},
-                   {"loss", loss},
-                   {"nll", nll},
-                   {"ppl", std::exp(nll)},
-                   {"tokens_per_s", window_.labels / secs},
-                   {"lr", lr},
-                   {"elapsed", elapsed()}});
+                  format_duration(elapsed()), exchange));
+  if (metrics_) metrics_->write(record);
   window_ = Window();
 }
 
@@ -231,10 +300,21 @@ void Trainer::validate_or_save() {
   }
 }
 
+// Every rank must stop at the same step: with several, max_time is judged on rank 0's clock as of
+// the last update (shared by update()).
+// Data-parallel ranks must hold the same parameters; a cheap hash, compared at each checkpoint,
+// turns a silent divergence into an error before it is saved.
+void Trainer::check_ranks_agree() const {
+  if (dist::size() == 1) return;
+  if (!dist::all_equal(parameter_checksum(model_->parameters())))
+    throw Error("the processes' parameters differ at step " + std::to_string(progress_.step) +
+                " (data-parallel ranks diverged); the last checkpoint is kept");
+}
+
 const char* Trainer::stop_condition() const {
   if (tc_.max_steps > 0 && progress_.step >= tc_.max_steps) return "max_steps";
   if (tc_.max_epochs > 0 && batches_.epoch() >= tc_.max_epochs) return "max_epochs";
-  if (tc_.max_time > 0 && elapsed() >= tc_.max_time) return "max_time";
+  if (tc_.max_time > 0 && (dist::size() > 1 ? synced_elapsed_ : elapsed()) >= tc_.max_time) return "max_time";
   if (stop_early_) return "patience";
   return nullptr;
 }
@@ -246,23 +326,29 @@ TrainSummary Trainer::run() {
     if (resume_ && validator_ && progress_.step % tc_.validate_every == 0 && progress_.validated_step != progress_.step)
       validate_or_save();
     while (!(stop_reason = stop_condition())) {
-      throw_if_interrupted();
+      // Several ranks stop together, after the update in which one of them saw the interrupt.
+      if (dist::size() == 1) throw_if_interrupted();
+      if (interrupt_seen_) throw Interrupted();
       if (!update()) continue;
       show_progress(last_lr_);
       if (progress_.step % tc_.validate_every == 0) {
         validate_or_save();
+        check_ranks_agree();
         save_checkpoint();
       }
     }
     if (validator_ ? progress_.validated_step != progress_.step : progress_.step % tc_.validate_every != 0) {
       validate_or_save();
+      check_ranks_agree();
       save_checkpoint();
     }
   } catch (const Interrupted&) {
     bar_.clear();
     save_checkpoint();
-    spdlog::warn("interrupted: checkpoint saved at step {}; continue with --resume", progress_.step);
-    throw;
+    if (dist::is_root()) spdlog::warn("interrupted: checkpoint saved at step {}; continue with --resume", progress_.step);
+    if (dist::size() == 1) throw;
+    dist::barrier();  // all ranks stopped here, and rank 0 has saved: they can leave together
+    throw Interrupted(/*every_rank=*/true);
   }
   bar_.clear();
   if (window_.labels > 0) last_loss_ = window_.loss_sum / window_.labels;

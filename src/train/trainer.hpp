@@ -9,6 +9,14 @@
 // Trainer splits the run into the steps other work hooks into (several processes, another
 // precision, other tasks): setup in the constructor, then update / validate / save_checkpoint /
 // log, driven by run().
+//
+// Data-parallel (mpirun -np N, see dist/): every process runs this same loop on the same model.
+// An update takes N * accumulate batches; process r computes the r-th accumulate of them, and
+// GradientSync sums the gradients, so N processes train the model one process trains with
+// accumulate * N. Decisions (skip a non-finite step, stop for time or an interrupt) use values
+// summed over the processes, so all take them at the same step. Rank 0 alone writes: it learns
+// the tokenizer (the others receive it), fills the corpus cache before the others read it, and
+// writes config, checkpoints, trainer state and metrics.jsonl; validation is sharded.
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -20,12 +28,14 @@
 #include "data/parallel_corpus.hpp"
 #include "models/seq2seq.hpp"
 #include "text/tokenizers.hpp"
+#include "train/gradient_sync.hpp"
 #include "train/metrics_log.hpp"
 #include "train/model_dir.hpp"
 #include "train/optimizer.hpp"
 #include "train/progress.hpp"
 #include "train/run_lock.hpp"
 #include "train/trainer_state.hpp"
+#include "train/update.hpp"
 #include "train/validation.hpp"
 
 namespace heed {
@@ -67,19 +77,22 @@ class Trainer {
   };
 
   double elapsed() const;
+  Shard next_shard();
+  void check_ranks_agree() const;
   const char* stop_condition() const;  // nullptr while training goes on
   void show_progress(float lr);
   void log(const std::string& text);
 
   const Config config_;
   const TrainingConfig& tc_ = config_.training;
-  const RunLock lock_;
+  const std::unique_ptr<RunLock> lock_;  // rank 0's
   ModelDir dir_;
   bool resume_;
   Tokenizers tokenizers_;
   std::unique_ptr<Validator> validator_;
   std::unique_ptr<Seq2Seq> model_;
   Adam adam_;
+  GradientSync sync_;
   TrainerProgress progress_;
   LoadedCorpus train_;
   BatchIterator batches_;
@@ -87,6 +100,9 @@ class Trainer {
   ProgressLine bar_;
   Clock::time_point session_start_ = Clock::now();
   Window window_;
+  GradientSync::Totals window_sync_start_;
+  double synced_elapsed_ = 0;  // rank 0's elapsed(), as of the last update
+  bool interrupt_seen_ = false;  // by some rank, as of the last update
   double last_loss_ = 0;
   float last_lr_ = 0;
   int bad_steps_ = 0;

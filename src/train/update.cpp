@@ -7,14 +7,22 @@
 namespace heed {
 
 CrossEntropyStats accumulate_gradients(Seq2Seq& model, const std::vector<Batch>& group, float label_smoothing) {
-  int64_t labels = 0;
-  for (const Batch& b : group) labels += b.num_labels();
+  Shard all{group, {}, 0};
+  for (const Batch& b : group) all.group_labels += b.num_labels();
+  return accumulate_gradients(model, all, label_smoothing);
+}
+
+CrossEntropyStats accumulate_gradients(Seq2Seq& model, const Shard& shard, float label_smoothing,
+                                       const std::function<void(VarNode*)>& on_complete) {
   const int V = model.target_vocab();
   CrossEntropyStats stats;
-  for (const Batch& b : group) {
+  for (size_t i = 0; i < shard.batches.size(); ++i) {
+    const Batch& b = shard.batches[i];
+    if (!shard.streams.empty()) model.rng().set_state(model.rng().seed(), shard.streams[i]);
     Var logits = model.forward(b);
-    backward(cross_entropy(reshape(logits, {-1, V}), b.tgt_out, kPadId, label_smoothing, static_cast<float>(labels),
-                           &stats));
+    backward(cross_entropy(reshape(logits, {-1, V}), b.tgt_out, kPadId, label_smoothing,
+                           static_cast<float>(shard.group_labels), &stats),
+             i + 1 == shard.batches.size() ? on_complete : nullptr);
   }
   return stats;
 }

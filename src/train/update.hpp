@@ -1,6 +1,8 @@
 #pragma once
 // One optimizer update of the training loop, split out so it can be tested on its own:
 // gradients accumulated over a group of batches, then (if finite) clipped and applied.
+#include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "models/seq2seq.hpp"
@@ -14,6 +16,19 @@ namespace heed {
 // divided by the label count of the whole group, so the accumulated gradient is that of the mean
 // loss per label over all of them, as if they were one batch.
 CrossEntropyStats accumulate_gradients(Seq2Seq& model, const std::vector<Batch>& group, float label_smoothing);
+
+// One process's share of a step's group (data-parallel training). `group_labels` is the label
+// count of the whole group, over all processes, so that the gradients summed over them are those
+// of accumulate_gradients on the whole group. Before each batch's forward the dropout stream is
+// set to the batch's `streams` entry, when given (a function of its place in the data, so a
+// batch draws the same masks whichever process takes it). `on_complete` goes to the last backward.
+struct Shard {
+  std::vector<Batch> batches;
+  std::vector<uint64_t> streams;
+  int64_t group_labels = 0;
+};
+CrossEntropyStats accumulate_gradients(Seq2Seq& model, const Shard& shard, float label_smoothing,
+                                       const std::function<void(VarNode*)>& on_complete = nullptr);
 
 struct UpdateOutcome {
   bool applied = false;  // false: loss or gradient was NaN/Inf, nothing changed but the gradients

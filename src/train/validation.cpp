@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "data/batching.hpp"
+#include "dist/process_group.hpp"
 #include "decode/translator.hpp"
 #include "metrics/bleu.hpp"
 #include "tensor/ops.hpp"
@@ -27,6 +28,9 @@ Validator::Validator(const Config& config, const Tokenizers& tokenizers) : confi
   corpus_ = dev.corpus;
   sources_ = read_lines_utf8(data.dev_src);
   references_ = read_lines_utf8(data.dev_tgt);
+  if (references_.size() != sources_.size())
+    throw Error("data.dev: " + data.dev_src + " has " + std::to_string(sources_.size()) + " lines but " + data.dev_tgt +
+                " has " + std::to_string(references_.size()));
   if (dev.stats.kept == 0)
     throw Error("data.dev: no usable pairs in " + data.dev_src + " and " + data.dev_tgt + " (" +
                 std::to_string(dev.stats.pairs_read) + " lines: " + std::to_string(dev.stats.skipped_empty) +
@@ -45,24 +49,46 @@ ValidationResult Validator::run(Seq2Seq& model) {
   ValidationResult r;
   CrossEntropyStats stats;
   const int V = model.target_vocab();
-  for (const auto& indices : plan_evaluation(corpus_, config_.training.batch_tokens)) {
-    Batch b = make_corpus_batch(corpus_, indices);
+  // Data-parallel: rank r takes every N-th batch and lines [r * L / N, (r + 1) * L / N); the sums
+  // are reduced, so every rank gets the same result.
+  const int rank = dist::rank(), ranks = dist::size();
+  const auto plan = plan_evaluation(corpus_, config_.training.batch_tokens);
+  for (size_t i = rank; i < plan.size(); i += ranks) {
+    Batch b = make_corpus_batch(corpus_, plan[i]);
     Var logits = model.forward(b);
     cross_entropy(reshape(logits, {-1, V}), b.tgt_out, kPadId, config_.training.label_smoothing, 1.f, &stats);
   }
-  const double n = std::max<int64_t>(stats.labels, 1);
-  r.loss = stats.loss_sum / n;
-  r.nll = stats.nll_sum / n;
+  double sums[3] = {stats.loss_sum, stats.nll_sum, static_cast<double>(stats.labels)};
+  dist::all_reduce_sum(sums, 3);
+  const double n = std::max(sums[2], 1.0);
+  r.loss = sums[0] / n;
+  r.nll = sums[1] / n;
   r.ppl = std::exp(r.nll);
 
   if (config_.training.validation_metric == ValidationMetric::bleu) {
     DecodingConfig decoding = config_.decoding;
     decoding.beam = config_.decoding.validation_beam;
     decoding.nbest = 1;
-    std::vector<std::string> hypotheses;
-    for (auto& t : translate_lines(model, tokenizers_, sources_, decoding, input_length_limit(config_)))
-      hypotheses.push_back(std::move(t.nbest.front().text));
-    r.bleu = metrics::corpus_bleu(hypotheses, {references_}).score;
+    const size_t begin = sources_.size() * rank / ranks, end = sources_.size() * (rank + 1) / ranks;
+    const std::vector<std::string> shard(sources_.begin() + begin, sources_.begin() + end);
+    metrics::BleuSegmentScorer scorer({});
+    metrics::BleuStats bleu;
+    size_t line = begin;
+    for (auto& t : translate_lines(model, tokenizers_, shard, decoding, input_length_limit(config_)))
+      bleu += scorer.stats(t.nbest.front().text, {references_[line++]});
+    std::vector<double> counts{static_cast<double>(bleu.sys_len), static_cast<double>(bleu.ref_len)};
+    for (int k = 0; k < metrics::kBleuMaxOrder; ++k) {
+      counts.push_back(static_cast<double>(bleu.counts[k]));
+      counts.push_back(static_cast<double>(bleu.totals[k]));
+    }
+    dist::all_reduce_sum(counts.data(), counts.size());  // integers: exact in doubles
+    bleu.sys_len = static_cast<int64_t>(counts[0]);
+    bleu.ref_len = static_cast<int64_t>(counts[1]);
+    for (int k = 0; k < metrics::kBleuMaxOrder; ++k) {
+      bleu.counts[k] = static_cast<int64_t>(counts[2 + 2 * k]);
+      bleu.totals[k] = static_cast<int64_t>(counts[3 + 2 * k]);
+    }
+    r.bleu = metrics::bleu_from_stats(bleu, {}).score;
     r.has_bleu = true;
   }
   return r;

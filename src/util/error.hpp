@@ -15,8 +15,11 @@ struct UsageError : Error {
 };
 
 // Raised when the user pressed Ctrl-C; long loops poll `interrupted()` and unwind with this.
+// `every_rank`: data-parallel training stopped all its processes at the same update, so they can
+// leave the job together instead of one ending it for all.
 struct Interrupted : Error {
-  Interrupted() : Error("interrupted") {}
+  explicit Interrupted(bool every_rank = false) : Error("interrupted"), every_rank(every_rank) {}
+  bool every_rank;
 };
 
 }  // namespace heed

@@ -58,6 +58,13 @@ void setup_logging(const std::string& level, bool quiet, const std::string& log_
   spdlog::set_default_logger(logger);
 }
 
+void log_as_rank(int rank) {
+  if (rank == 0) return;
+  auto logger = spdlog::default_logger();
+  logger->set_pattern("[%Y-%m-%d %H:%M:%S] [%l] rank " + std::to_string(rank) + ": %v");
+  if (logger->level() < spdlog::level::warn) logger->set_level(spdlog::level::warn);
+}
+
 std::string flush_log_file() {
   spdlog::default_logger()->flush();
   return g_log_file_failure;

@@ -10,6 +10,10 @@ namespace heed {
 // Throws UsageError for an unknown level or an unwritable log file.
 void setup_logging(const std::string& level, bool quiet, const std::string& log_file);
 
+// One of several data-parallel processes: ranks but 0 log warnings and errors only, each line
+// naming the rank.
+void log_as_rank(int rank);
+
 // Flushes the log file and returns the first failure to write it ("cannot write the log file
 // PATH: REASON"), empty when none. Logging goes on on stderr; the command reports it at its end
 // (and exits 1).

@@ -89,6 +89,12 @@ void set_num_threads(int n) {
     if (const char* env = std::getenv("HEED_THREADS")) {
       origin = "HEED_THREADS";
       n = parse_thread_count(env, origin);
+    } else if (const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) {
+      // One of an MPI job's processes: the machine's cores are shared out among its processes
+      // here (sampling would see the others starting, or not yet).
+      const int processes = std::max(1, std::atoi(local));
+      n = std::max(1, cores / processes);
+      spdlog::info("{} processes of this job on {} cores: {} thread(s) each (--threads to choose)", processes, cores, n);
     } else {
       const std::string before = read_proc_stat();
       std::this_thread::sleep_for(std::chrono::milliseconds(kBusySampleMs));

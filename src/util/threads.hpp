@@ -26,8 +26,8 @@ constexpr const char* kSpinCountSetting = "GOMP_SPINCOUNT=10000";
 void restart_with_bounded_spin(char** argv, char** envp);
 
 // n >= 1: that many threads (the --threads flag). n <= 0: the HEED_THREADS environment variable
-// if set (an integer >= 1, else heed::UsageError), else the cores that are not busy with other
-// work when heed starts (at least one): it looks at /proc/stat for kBusySampleMs. Two threads
+// if set (an integer >= 1, else heed::UsageError), else under mpirun the cores divided among the
+// job's processes on this machine, else the cores that are not busy with other work when heed starts (at least one): it looks at /proc/stat for kBusySampleMs. Two threads
 // with one of them waiting on a descheduled sibling ran at a quarter of one thread's speed.
 void set_num_threads(int n);
 constexpr int kBusySampleMs = 50;
