@@ -135,7 +135,7 @@ for a in "${archs[@]}"; do
           limit_link "${s#nodes-}bit"
           ip netns exec heed-n0 mpirun -np 2 --host 10.77.0.1:1,10.77.0.2:1 --mca plm_rsh_agent "$work/netns-agent" \
             --mca btl tcp,self --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24 \
-            "$heed" -q --threads 1 train "${common[@]}" -m "$dir" ;;
+            --bind-to none "$heed" -q --threads 1 train "${common[@]}" -m "$dir" ;;
       esac
       times[$s]+="$(seconds_per_update "$dir") "
       mb[$s]=$(field_mean "$dir" allreduce_mb_per_step)

@@ -74,7 +74,8 @@ void clear_tape() {
 
 void watch_gradient(const Var& leaf) { leaf.node()->watched = true; }
 
-void backward(const Var& loss, const std::function<void(VarNode*)>& on_complete) {
+void backward(const Var& loss, const std::function<void(VarNode*)>& on_complete,
+              const std::function<void()>& between_entries) {
   if (loss.value().numel() != 1) throw Error("backward() needs a one-element loss, got " + shape_str(loss.shape()));
   // Take the tape so that closures recorded during backward (none expected) cannot loop.
   auto tape = std::move(g_tape);
@@ -93,6 +94,7 @@ void backward(const Var& loss, const std::function<void(VarNode*)>& on_complete)
         node->grad_complete = true;
         if (on_complete) on_complete(node);
       }
+      if (between_entries) between_entries();
     }
   } catch (...) {
     uses.resize(next_use);

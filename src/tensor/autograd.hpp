@@ -71,8 +71,11 @@ void clear_tape();
 // Seeds d(loss)/d(loss) = 1 for a one-element loss, runs the tape in reverse, clears it.
 // `on_complete`, when given, is called for each watched leaf as soon as the last tape entry that
 // uses it has run: its gradient is final before the rest of the tape is done (data-parallel
-// training starts summing it over processes there, while backward goes on).
-void backward(const Var& loss, const std::function<void(VarNode*)>& on_complete = nullptr);
+// training starts summing it over processes there, while backward goes on). `between_entries`,
+// when given, runs after every tape entry (there, that communication makes progress: MPI moves
+// data only inside its calls).
+void backward(const Var& loss, const std::function<void(VarNode*)>& on_complete = nullptr,
+              const std::function<void()>& between_entries = nullptr);
 
 // Counts, from now on, the tape entries that use `leaf` (a parameter), so that backward knows
 // when its gradient is complete. A gradient that reaches it after that moment is a bug (an op

@@ -30,7 +30,19 @@ std::function<void(VarNode*)> GradientSync::on_complete() {
     if (it == index_of_.end()) return;
     ++buckets_[bucket_of_[it->second]].completed;
     start_due_buckets();
-    for (size_t b = 0; b < next_; ++b) buckets_[b].pending->test();  // MPI progresses inside its calls
+  };
+}
+
+std::function<void()> GradientSync::between_entries() {
+  if (!active_ || !overlap_) return nullptr;
+  return [this] {
+    // Tape entries can take microseconds: test at most every 50 us, and only the oldest
+    // unfinished bucket (MPI_Test progresses them all).
+    if (finished_ == next_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_test_ < std::chrono::microseconds(50)) return;
+    last_test_ = now;
+    while (finished_ < next_ && buckets_[finished_].pending->test()) ++finished_;
   };
 }
 
@@ -74,7 +86,7 @@ void GradientSync::finish() {
     }
     totals_.bytes += bucket.buffer.size() * sizeof(float);
   }
-  next_ = 0;
+  next_ = finished_ = 0;
   ++totals_.steps;
   totals_.exposed_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
 }

@@ -6,6 +6,7 @@
 // runs while backward computes the rest. Buckets start in one fixed order on every rank
 // (collectives must match across ranks); parameters fill them in reverse creation order, roughly
 // the order in which backward completes them. Alone (one rank) it does nothing.
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -21,9 +22,10 @@ class GradientSync {
  public:
   GradientSync(const ParameterSet& params, double bucket_mb, bool overlap);
 
-  // For the step's last backward: starts buckets as their gradients complete (nullptr when
-  // alone or without overlap).
+  // For the step's last backward: starts buckets as their gradients complete, and drives the
+  // started ones on between tape entries (both nullptr when alone or without overlap).
   std::function<void(VarNode*)> on_complete();
+  std::function<void()> between_entries();
   // After backward: starts the buckets still waiting, waits for all, and writes the sums into
   // the gradients (a gradient no rank produced becomes zeros: Adam treats both alike).
   void finish();
@@ -52,7 +54,9 @@ class GradientSync {
   std::vector<size_t> bucket_of_;  // per parameter
   std::unordered_map<const VarNode*, size_t> index_of_;
   std::vector<Bucket> buckets_;
-  size_t next_ = 0;  // first bucket not started this step
+  size_t next_ = 0;      // first bucket not started this step
+  size_t finished_ = 0;  // buckets before this one are known to be done
+  std::chrono::steady_clock::time_point last_test_;
   Totals totals_;
 };
 

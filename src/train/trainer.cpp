@@ -210,7 +210,8 @@ Shard Trainer::next_shard() {
 bool Trainer::update() {
   const Shard shard = next_shard();
   model_->set_training(true);
-  CrossEntropyStats stats = accumulate_gradients(*model_, shard, tc_.label_smoothing, sync_.on_complete());
+  CrossEntropyStats stats = accumulate_gradients(*model_, shard, tc_.label_smoothing,
+                                                 {sync_.on_complete(), sync_.between_entries()});
   sync_.finish();
   if (dist::size() > 1) {
     // One small all-reduce for what every rank must decide alike: the loss (skip when

@@ -13,16 +13,19 @@ CrossEntropyStats accumulate_gradients(Seq2Seq& model, const std::vector<Batch>&
 }
 
 CrossEntropyStats accumulate_gradients(Seq2Seq& model, const Shard& shard, float label_smoothing,
-                                       const std::function<void(VarNode*)>& on_complete) {
+                                       const BackwardHooks& hooks) {
   const int V = model.target_vocab();
   CrossEntropyStats stats;
   for (size_t i = 0; i < shard.batches.size(); ++i) {
     const Batch& b = shard.batches[i];
     if (!shard.streams.empty()) model.rng().set_state(model.rng().seed(), shard.streams[i]);
     Var logits = model.forward(b);
-    backward(cross_entropy(reshape(logits, {-1, V}), b.tgt_out, kPadId, label_smoothing,
-                           static_cast<float>(shard.group_labels), &stats),
-             i + 1 == shard.batches.size() ? on_complete : nullptr);
+    const Var loss = cross_entropy(reshape(logits, {-1, V}), b.tgt_out, kPadId, label_smoothing,
+                                   static_cast<float>(shard.group_labels), &stats);
+    if (i + 1 == shard.batches.size())
+      backward(loss, hooks.on_complete, hooks.between_entries);
+    else
+      backward(loss);
   }
   return stats;
 }

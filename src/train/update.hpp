@@ -27,8 +27,12 @@ struct Shard {
   std::vector<uint64_t> streams;
   int64_t group_labels = 0;
 };
+struct BackwardHooks {
+  std::function<void(VarNode*)> on_complete;
+  std::function<void()> between_entries;
+};
 CrossEntropyStats accumulate_gradients(Seq2Seq& model, const Shard& shard, float label_smoothing,
-                                       const std::function<void(VarNode*)>& on_complete = nullptr);
+                                       const BackwardHooks& hooks = {});
 
 struct UpdateOutcome {
   bool applied = false;  // false: loss or gradient was NaN/Inf, nothing changed but the gradients
