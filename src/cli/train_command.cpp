@@ -44,8 +44,9 @@ void add_train_command(CLI::App& app, Registry& registry) {
     if (dist::size() > 1) {
       log_as_rank(dist::rank());
       if (config.task != Task::translation)
-        throw UsageError("task " + std::string(name_of(config.task)) +
-                         ": data-parallel training (mpirun) is for translation models; graph tasks train in one process");
+        throw UsageError(
+            "task " + std::string(name_of(config.task)) +
+            ": data-parallel training (mpirun) is for translation models; graph tasks train in one process");
     }
     if (config.task == Task::translation) {
       train_model(config);

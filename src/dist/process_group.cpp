@@ -75,11 +75,13 @@ int size() {
 }
 
 void all_reduce_sum(double* data, size_t n) {
-  if (size() > 1) check(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
+  if (size() > 1)
+    check(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
 }
 
 void all_reduce_sum(float* data, size_t n) {
-  if (size() > 1) check(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
+  if (size() > 1)
+    check(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
 }
 
 bool all_equal(uint64_t value) {
@@ -112,8 +114,9 @@ struct PendingSum::Request {
 
 PendingSum::PendingSum(float* data, size_t n) : request_(std::make_unique<Request>()) {
   if (size() > 1)
-    check(MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request_->handle),
-          "MPI_Iallreduce");
+    check(
+        MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request_->handle),
+        "MPI_Iallreduce");
 }
 
 PendingSum::~PendingSum() {
@@ -136,8 +139,9 @@ void PendingSum::wait() {
 std::string mpi_library_version() { return ""; }
 void init() {
   if (launched_by_mpi())
-    throw UsageError("started by an MPI launcher, but this heed was built without MPI (heed --version): "
-                     "install libopenmpi-dev and rebuild, or run heed without mpirun");
+    throw UsageError(
+        "started by an MPI launcher, but this heed was built without MPI (heed --version): "
+        "install libopenmpi-dev and rebuild, or run heed without mpirun");
 }
 void finalize() {}
 void abort(int exit_code) { std::_Exit(exit_code); }

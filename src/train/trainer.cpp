@@ -197,7 +197,8 @@ Shard Trainer::next_shard() {
   const int per_rank = tc_.accumulate;
   for (int k = 0; k < per_rank * dist::size(); ++k) {
     // Dropout stream: the batch's place in the data (epoch, index), clear of initialisation's.
-    const uint64_t place = static_cast<uint64_t>(batches_.epoch()) * batches_.batches_per_epoch() + batches_.batch_index();
+    const uint64_t place =
+        static_cast<uint64_t>(batches_.epoch()) * batches_.batches_per_epoch() + batches_.batch_index();
     Batch b = batches_.next();
     shard.group_labels += b.num_labels();
     if (k / per_rank != dist::rank()) continue;
@@ -210,8 +211,8 @@ Shard Trainer::next_shard() {
 bool Trainer::update() {
   const Shard shard = next_shard();
   model_->set_training(true);
-  CrossEntropyStats stats = accumulate_gradients(*model_, shard, tc_.label_smoothing,
-                                                 {sync_.on_complete(), sync_.between_entries()});
+  CrossEntropyStats stats =
+      accumulate_gradients(*model_, shard, tc_.label_smoothing, {sync_.on_complete(), sync_.between_entries()});
   sync_.finish();
   if (dist::size() > 1) {
     // One small all-reduce for what every rank must decide alike: the loss (skip when
@@ -253,21 +254,17 @@ void Trainer::show_progress(float lr) {
     eta = " ETA " + format_duration(elapsed() / progress_.step * (tc_.max_steps - progress_.step));
   else if (tc_.max_time > 0)
     eta = " ETA " + format_duration(std::max(0.0, tc_.max_time - elapsed()));
-  bar_.update(fmt::format("epoch {} step {} loss {:.3f} {:.0f} tok/s lr {:.2e} {}{}", batches_.epoch() + 1,
-                          progress_.step, loss, window_.labels / std::max(secs, 1e-9), lr, format_duration(elapsed()),
-                          eta));
+  if (dist::is_root())
+    bar_.update(fmt::format("epoch {} step {} loss {:.3f} {:.0f} tok/s lr {:.2e} {}{}", batches_.epoch() + 1,
+                            progress_.step, loss, window_.labels / std::max(secs, 1e-9), lr, format_duration(elapsed()),
+                            eta));
   if (progress_.step % tc_.log_every != 0) return;
   const double nll = window_.nll_sum / std::max<int64_t>(window_.labels, 1);
   last_loss_ = loss;
-  nlohmann::json record{{"type", "train"},
-                        {"step", progress_.step},
-                        {"epoch", batches_.epoch() + 1},
-                        {"loss", loss},
-                        {"nll", nll},
-                        {"ppl", std::exp(nll)},
-                        {"tokens_per_s", window_.labels / secs},
-                        {"lr", lr},
-                        {"elapsed", elapsed()}};
+  nlohmann::json record{
+      {"type", "train"},     {"step", progress_.step}, {"epoch", batches_.epoch() + 1},         {"loss", loss},
+      {"nll", nll},          {"ppl", std::exp(nll)},   {"tokens_per_s", window_.labels / secs}, {"lr", lr},
+      {"elapsed", elapsed()}};
   std::string exchange;
   if (dist::size() > 1) {
     const GradientSync::Totals& now = sync_.totals();
@@ -346,7 +343,8 @@ TrainSummary Trainer::run() {
   } catch (const Interrupted&) {
     bar_.clear();
     save_checkpoint();
-    if (dist::is_root()) spdlog::warn("interrupted: checkpoint saved at step {}; continue with --resume", progress_.step);
+    if (dist::is_root())
+      spdlog::warn("interrupted: checkpoint saved at step {}; continue with --resume", progress_.step);
     if (dist::size() == 1) throw;
     dist::barrier();  // all ranks stopped here, and rank 0 has saved: they can leave together
     throw Interrupted(/*every_rank=*/true);

@@ -101,7 +101,7 @@ class Trainer {
   Clock::time_point session_start_ = Clock::now();
   Window window_;
   GradientSync::Totals window_sync_start_;
-  double synced_elapsed_ = 0;  // rank 0's elapsed(), as of the last update
+  double synced_elapsed_ = 0;    // rank 0's elapsed(), as of the last update
   bool interrupt_seen_ = false;  // by some rank, as of the last update
   double last_loss_ = 0;
   float last_lr_ = 0;

@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "data/batching.hpp"
-#include "dist/process_group.hpp"
 #include "decode/translator.hpp"
+#include "dist/process_group.hpp"
 #include "metrics/bleu.hpp"
 #include "tensor/ops.hpp"
 #include "tokens/special_tokens.hpp"

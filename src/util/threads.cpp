@@ -9,9 +9,9 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
-#include <sstream>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -64,9 +64,7 @@ double busy_cores(const std::string& stat_before, const std::string& stat_after,
   return std::clamp((busy1 - busy0) / (total1 - total0), 0.0, 1.0) * cores;
 }
 
-int threads_for_idle_cores(int cores, double busy) {
-  return std::max(1, cores - static_cast<int>(std::lround(busy)));
-}
+int threads_for_idle_cores(int cores, double busy) { return std::max(1, cores - static_cast<int>(std::lround(busy))); }
 
 void restart_with_bounded_spin(char** argv, char** envp) {
   size_t n = 0;
@@ -94,15 +92,17 @@ void set_num_threads(int n) {
       // here (sampling would see the others starting, or not yet).
       const int processes = std::max(1, std::atoi(local));
       n = std::max(1, cores / processes);
-      spdlog::info("{} processes of this job on {} cores: {} thread(s) each (--threads to choose)", processes, cores, n);
+      spdlog::info("{} processes of this job on {} cores: {} thread(s) each (--threads to choose)", processes, cores,
+                   n);
     } else {
       const std::string before = read_proc_stat();
       std::this_thread::sleep_for(std::chrono::milliseconds(kBusySampleMs));
       const double busy = busy_cores(before, read_proc_stat(), cores);
       n = threads_for_idle_cores(cores, busy);
       if (n < cores)
-        spdlog::info("{:.1f} of {} cores busy with other work: using {} thread(s) (--threads or HEED_THREADS to choose)",
-                     busy, cores, n);
+        spdlog::info(
+            "{:.1f} of {} cores busy with other work: using {} thread(s) (--threads or HEED_THREADS to choose)", busy,
+            cores, n);
     }
   }
   if (n > kMaxThreadsPerCore * cores) {

@@ -100,9 +100,10 @@ void check_same_data_position(const std::string& want_dir, const std::string& go
 std::string transformer_config(const std::string& dir) {
   const std::string path = write_tiny_config(dir, {{"log_every", 1}, {"validate_every", 15}});
   nlohmann::json c = nlohmann::json::parse(slurp(path));
-  c["model"] = {{"arch", "transformer"},
-                {"dropout", 0.1},
-                {"transformer", {{"d_model", 16}, {"heads", 2}, {"ffn_dim", 32}, {"enc_layers", 1}, {"dec_layers", 1}}}};
+  c["model"] = {
+      {"arch", "transformer"},
+      {"dropout", 0.1},
+      {"transformer", {{"d_model", 16}, {"heads", 2}, {"ffn_dim", 32}, {"enc_layers", 1}, {"dec_layers", 1}}}};
   c["training"]["learning_rate"] = 0.003;
   std::ofstream(path) << c.dump(2);
   return path;
@@ -221,8 +222,8 @@ TEST_CASE("mpirun -np 2: Ctrl-C on mpirun stops both ranks at one update, rank 0
   CHECK(err.find("rank 1") == std::string::npos);
   CHECK(err.find("MPI_ABORT") == std::string::npos);
   CHECK(fs::exists(model + "/checkpoints/step-" + std::string(8 - step.size(), '0') + step + ".safetensors"));
-  Result r = run(heed1() + "train --resume -m " + model + " --set training.accumulate=2 --set training.max_steps=" +
-                     std::to_string(std::stoll(step) + 3),
+  Result r = run(heed1() + "train --resume -m " + model +
+                     " --set training.accumulate=2 --set training.max_steps=" + std::to_string(std::stoll(step) + 3),
                  dir / "resume-log");
   INFO(r.err);
   CHECK(r.exit_code == 0);
@@ -243,9 +244,8 @@ TEST_CASE("mpirun -np 2: a rank killed mid-run ends the job; the directory loads
   for (pid_t pid; pids >> pid;) ranks.push_back(pid);
   REQUIRE(ranks.size() == 2);
   const std::string lock_holder = slurp(model + "/train.lock");
-  const pid_t victim = std::to_string(ranks[0]) == lock_holder.substr(0, lock_holder.find_first_of(" \n"))
-                           ? ranks[1]
-                           : ranks[0];
+  const pid_t victim =
+      std::to_string(ranks[0]) == lock_holder.substr(0, lock_holder.find_first_of(" \n")) ? ranks[1] : ranks[0];
   const auto killed_at = std::chrono::steady_clock::now();
   ::kill(victim, SIGKILL);
   const int status = wait_child(mpirun);
@@ -265,8 +265,8 @@ TEST_CASE("mpirun -np 2: a rank killed mid-run ends the job; the directory loads
   CHECK(r.exit_code == 0);
   CHECK(!r.out.empty());
   const int64_t at = std::stoll(state_meta(model, "step"));
-  r = run(heed1() + "train --resume -m " + model + " --set training.accumulate=2 --set training.max_steps=" +
-              std::to_string(at + 5),
+  r = run(heed1() + "train --resume -m " + model +
+              " --set training.accumulate=2 --set training.max_steps=" + std::to_string(at + 5),
           dir / "resume-log");
   INFO(r.err);
   CHECK(r.exit_code == 0);
@@ -282,8 +282,8 @@ TEST_CASE("mpirun -np 2: bad input gives a clear error and a non-zero exit, neve
   CHECK(r.exit_code != 0);
   CHECK_THAT(r.err, Catch::Contains("heed: error:") && Catch::Contains("training.batch_tokens"));
 
-  r = run(kMpirun + heed1() + "train -c " + config + " -m " + (dir / "m2") + " --set data.train.src=" +
-              (dir / "missing.src"),
+  r = run(kMpirun + heed1() + "train -c " + config + " -m " + (dir / "m2") +
+              " --set data.train.src=" + (dir / "missing.src"),
           dir / "missing-file");
   CHECK(r.exit_code != 0);
   CHECK_THAT(r.err, Catch::Contains("missing.src"));

@@ -43,8 +43,8 @@ TEST_CASE("on_complete: a leaf used several times completes after its earliest u
   Var x(Tensor::from_vector({1, 2}, {0.3f, -0.7f}));
   Var w = parameter({2, 2}, 0.4f);
   watch_gradient(w);
-  Var h = matmul(x, w);            // first use
-  Var y = matmul(tanh(h), w);      // second use
+  Var h = matmul(x, w);        // first use
+  Var y = matmul(tanh(h), w);  // second use
   Var loss = sum(mul(y, y));
   int notices = 0;
   std::vector<float> at_notice;
