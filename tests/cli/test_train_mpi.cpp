@@ -109,16 +109,24 @@ std::string transformer_config(const std::string& dir) {
   return path;
 }
 
+// CONFIG trained into DIR/one by 1 process with accumulate=2 and into DIR/two by 2 ranks; the
+// second run's log.
+std::string train_one_and_two(const std::string& config, const TempDir& dir) {
+  Result r = run(heed1() + "train -c " + config + " -m " + (dir / "one") + " --set training.accumulate=2",
+                 dir / "one-log");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  r = run(kMpirun + heed1() + "train -c " + config + " -m " + (dir / "two"), dir / "two-log");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return r.err;
+}
+
 void check_two_ranks_equal_accumulate(const std::string& config, const TempDir& dir) {
   const std::string one = dir / "one", two = dir / "two";
-  Result r = run(heed1() + "train -c " + config + " -m " + one + " --set training.accumulate=2", dir / "one-log");
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  r = run(kMpirun + heed1() + "train -c " + config + " -m " + two, dir / "two-log");
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  CHECK_THAT(r.err, Catch::Contains("data-parallel: 2 processes, 2 batches per update"));
-  CHECK(r.err.find("rank 1") == std::string::npos);  // rank 1 is silent when all goes well
+  const std::string log = train_one_and_two(config, dir);
+  CHECK_THAT(log, Catch::Contains("data-parallel: 2 processes, 2 batches per update"));
+  CHECK(log.find("rank 1") == std::string::npos);  // rank 1 is silent when all goes well
   check_same_data_position(one, two);
   check_same_losses(one, two);
   check_same_parameters(one + "/checkpoints/step-00000030.safetensors", two + "/checkpoints/step-00000030.safetensors");
@@ -165,13 +173,7 @@ TEST_CASE("mpirun -np 2: validation is sharded and gives one process's dev loss 
   const std::string config =
       write_tiny_config(dir.path.string(), {{"max_steps", 10}, {"validate_every", 10}, {"validation_metric", "bleu"}},
                         /*with_dev=*/true);
-  const std::string one = dir / "one", two = dir / "two";
-  Result r = run(heed1() + "train -c " + config + " -m " + one + " --set training.accumulate=2", dir / "one-log");
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  r = run(kMpirun + heed1() + "train -c " + config + " -m " + two, dir / "two-log");
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
+  train_one_and_two(config, dir);
   auto last_valid = [](const std::string& model_dir) {
     nlohmann::json last;
     std::istringstream lines(slurp(model_dir + "/metrics.jsonl"));
@@ -179,7 +181,7 @@ TEST_CASE("mpirun -np 2: validation is sharded and gives one process's dev loss 
       if (auto record = nlohmann::json::parse(line); record.at("type") == "valid") last = record;
     return last;
   };
-  const nlohmann::json a = last_valid(one), b = last_valid(two);
+  const nlohmann::json a = last_valid(dir / "one"), b = last_valid(dir / "two");
   REQUIRE(!a.is_null());
   REQUIRE(!b.is_null());
   CHECK(b.at("loss").get<double>() == Approx(a.at("loss").get<double>()).epsilon(1e-5));
