@@ -116,8 +116,8 @@ std::string transformer_config(const std::string& dir) {
 // CONFIG trained into DIR/one by 1 process with accumulate=2 and into DIR/two by 2 ranks; the
 // second run's log.
 std::string train_one_and_two(const std::string& config, const TempDir& dir) {
-  Result r = run(heed1() + "train -c " + config + " -m " + (dir / "one") + " --set training.accumulate=2",
-                 dir / "one-log");
+  Result r =
+      run(heed1() + "train -c " + config + " -m " + (dir / "one") + " --set training.accumulate=2", dir / "one-log");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   r = run(kMpirun + heed1() + "train -c " + config + " -m " + (dir / "two"), dir / "two-log");
