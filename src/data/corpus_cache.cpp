@@ -12,6 +12,7 @@
 
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
+#include "util/fnv1a.hpp"
 
 namespace heed {
 
@@ -20,18 +21,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr char kMagic[8] = {'H', 'E', 'E', 'D', 'C', 'R', 'P', '1'};
-
-// 64-bit FNV-1a: enough to tell cache files apart, stable across platforms and compilers.
-struct Fnv1a {
-  uint64_t h = 0xcbf29ce484222325ull;
-  void add(std::string_view bytes) {
-    for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ull;
-  }
-  void add_field(std::string_view text) {  // length-prefixed: fields cannot run into each other
-    add(std::to_string(text.size()) + ":");
-    add(text);
-  }
-};
 
 struct Header {
   char magic[8];
