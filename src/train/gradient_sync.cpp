@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "util/fnv1a.hpp"
+
 namespace heed {
 
 GradientSync::GradientSync(const ParameterSet& params, double bucket_mb, bool overlap)
@@ -11,14 +13,12 @@ GradientSync::GradientSync(const ParameterSet& params, double bucket_mb, bool ov
   if (!active_) return;
   for (const auto& [name, var] : params.all()) params_.push_back(var);
   const size_t bucket_floats = std::max<size_t>(1, static_cast<size_t>(bucket_mb * (1 << 20) / sizeof(float)));
-  bucket_of_.resize(params_.size());
   for (size_t i = params_.size(); i-- > 0;) {
     if (buckets_.empty() || buckets_.back().buffer.size() >= bucket_floats) buckets_.emplace_back();
     Bucket& b = buckets_.back();
     b.members.push_back(i);
     b.buffer.resize(b.buffer.size() + params_[i].value().numel());
-    bucket_of_[i] = buckets_.size() - 1;
-    index_of_[params_[i].node()] = i;
+    bucket_of_[params_[i].node()] = buckets_.size() - 1;
     watch_gradient(params_[i]);
   }
 }
@@ -26,9 +26,9 @@ GradientSync::GradientSync(const ParameterSet& params, double bucket_mb, bool ov
 std::function<void(VarNode*)> GradientSync::on_complete() {
   if (!active_ || !overlap_) return nullptr;
   return [this](VarNode* node) {
-    const auto it = index_of_.find(node);
-    if (it == index_of_.end()) return;
-    ++buckets_[bucket_of_[it->second]].completed;
+    const auto it = bucket_of_.find(node);
+    if (it == bucket_of_.end()) return;
+    ++buckets_[it->second].completed;
     start_due_buckets();
   };
 }
@@ -92,20 +92,12 @@ void GradientSync::finish() {
 }
 
 uint64_t parameter_checksum(const ParameterSet& params) {
-  uint64_t h = 0x9E3779B97F4A7C15ull;
+  Fnv1a hash;
   for (const auto& [name, var] : params.all()) {
     const Tensor& t = var.value();
-    const auto* bytes = reinterpret_cast<const unsigned char*>(t.data());
-    const size_t n = t.numel() * sizeof(float);
-    for (size_t i = 0; i + 8 <= n; i += 8) {
-      uint64_t word;
-      std::memcpy(&word, bytes + i, 8);
-      h = (h ^ word) * 0x100000001B3ull;
-      h ^= h >> 29;
-    }
-    for (size_t i = n - n % 8; i < n; ++i) h = (h ^ bytes[i]) * 0x100000001B3ull;
+    hash.add({reinterpret_cast<const char*>(t.data()), t.numel() * sizeof(float)});
   }
-  return h;
+  return hash.h;
 }
 
 }  // namespace heed

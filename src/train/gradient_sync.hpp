@@ -51,8 +51,7 @@ class GradientSync {
   bool active_;
   bool overlap_;
   std::vector<Var> params_;
-  std::vector<size_t> bucket_of_;  // per parameter
-  std::unordered_map<const VarNode*, size_t> index_of_;
+  std::unordered_map<const VarNode*, size_t> bucket_of_;
   std::vector<Bucket> buckets_;
   size_t next_ = 0;      // first bucket not started this step
   size_t finished_ = 0;  // buckets before this one are known to be done
