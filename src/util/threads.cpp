@@ -92,8 +92,12 @@ void set_num_threads(int n) {
       // here (sampling would see the others starting, or not yet).
       const int processes = std::max(1, std::atoi(local));
       n = std::max(1, cores / processes);
-      spdlog::info("{} processes of this job on {} cores: {} thread(s) each (--threads to choose)", processes, cores,
-                   n);
+      // Said once, by rank 0: the others log warnings and errors only (their logger learns its
+      // rank later, from MPI itself).
+      const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+      if (!rank || std::string(rank) == "0")
+        spdlog::info("{} processes of this job on {} cores: {} thread(s) each (--threads to choose)", processes, cores,
+                     n);
     } else {
       const std::string before = read_proc_stat();
       std::this_thread::sleep_for(std::chrono::milliseconds(kBusySampleMs));

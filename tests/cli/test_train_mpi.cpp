@@ -294,3 +294,19 @@ TEST_CASE("mpirun -np 2: bad input gives a clear error and a non-zero exit, neve
   CHECK(r.exit_code != 0);
   CHECK_THAT(r.err, Catch::Contains("missing.src"));
 }
+
+TEST_CASE("mpirun -np 2 without --threads: each rank takes its share of the cores, and only rank 0 says so") {
+  TempDir dir("train-mpi-threads");
+  write_reverse_corpus(dir.path.string(), "train", 50, 13);
+  const std::string config = write_tiny_config(dir.path.string(), {{"max_steps", 2}});
+  // ctest sets HEED_THREADS=1 for every test; this one needs heed's own choice
+  Result r = run("env -u HEED_THREADS " + kMpirun + kHeed + " train -c " + config + " -m " + (dir / "m"), dir / "log");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::string line = "2 processes of this job on " + std::to_string(cores) +
+                           " cores: " + std::to_string(std::max(1u, cores / 2)) + " thread(s) each";
+  const size_t first = r.err.find(line);
+  CHECK(first != std::string::npos);
+  CHECK(r.err.find(line, first + 1) == std::string::npos);
+}
