@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Data-parallel training on one machine: time per update of the benchmark models
-# (configs/gru-bahdanau.json, configs/transformer.json on data/train.*), all with the same global
-# batch (2 batches of batch_tokens per update), in five settings run in turn, R times each:
+# Data-parallel training: time per update of the benchmark models (configs/gru-bahdanau.json,
+# configs/transformer.json on data/train.*), all with the same global batch (2 batches of
+# batch_tokens per update), in the chosen settings run in turn, R times each:
 #
 #   one        1 process x 1 thread, training.accumulate=2
 #   ranks      mpirun -np 2, 1 thread each (shared-memory transport), gradients summed during backward
@@ -12,14 +12,15 @@
 #   nodes-10g  veth pair whose both ends tc limits to 1 or 10 Gbit/s (tbf), launched through
 #              Open MPI's rsh agent (a wrapper that runs `ip netns exec`), TCP between them.
 #              This kernel may lack netem, so no added delay: the veth's own is microseconds.
+#   nodes-1g-blocking, nodes-10g-blocking   the same with training.reduce_overlap=false
 #
 #   scripts/bench-mpi.sh [--steps N] [--repeats R] [--arch gru-bahdanau|transformer|both]
-#                        [--settings one,ranks,threads,tcp,blocking,nodes-1g,nodes-10g]
+#                        [--settings one,ranks,threads,tcp,blocking,nodes-1g,...]
 #
-# Prints per setting the median seconds per update (updates 11..N, after warm-up), the ratios
-# one/ranks (scaling over 2 processes; target >= 1.85) and threads/ranks, the megabytes
-# all-reduced per update and the time per update spent waiting for them (not hidden by backward),
-# with and without overlap. Run it on an otherwise idle machine with 2 free cores. Environment:
+# Defaults: 60 steps, 3 repeats, both models, settings one,ranks,threads,tcp,blocking. Prints
+# per setting the median seconds per update (updates 11..N, after warm-up), the ratio of `one` to
+# each other setting (one/ranks: scaling over 2 processes, target >= 1.85), the megabytes
+# all-reduced per update and the time per update spent waiting for them after backward. Run it on an otherwise idle machine with 2 free cores. Environment:
 # HEED (default build/heed). Needs mpirun (Debian: openmpi-bin).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,7 +38,8 @@ while [[ $# -gt 0 ]]; do
 done
 IFS=, read -r -a runs <<< "$settings"
 for s in "${runs[@]}"; do
-  case $s in one | ranks | threads | tcp | blocking | nodes-1g | nodes-10g) ;; *) echo "bench-mpi.sh: unknown setting '$s'" >&2; exit 2 ;; esac
+  case $s in one | ranks | threads | tcp | blocking | nodes-1g | nodes-10g | nodes-1g-blocking | nodes-10g-blocking) ;;
+    *) echo "bench-mpi.sh: unknown setting '$s'" >&2; exit 2 ;; esac
 done
 [[ $steps =~ ^[1-9][0-9]*$ && $steps -ge 20 ]] || { echo "bench-mpi.sh: --steps must be an integer >= 20" >&2; exit 2; }
 [[ $repeats =~ ^[1-9][0-9]*$ ]] || { echo "bench-mpi.sh: --repeats must be a positive integer" >&2; exit 2; }
@@ -132,10 +134,13 @@ for a in "${archs[@]}"; do
         tcp) "${mpi[@]}" --mca btl tcp,self "$heed" -q --threads 1 train "${common[@]}" -m "$dir" ;;
         blocking) "${mpi[@]}" "$heed" -q --threads 1 train "${common[@]}" -m "$dir" --set training.reduce_overlap=false ;;
         nodes-*)
-          limit_link "${s#nodes-}bit"
+          overlap=true
+          [[ $s == *-blocking ]] && overlap=false
+          rate=${s#nodes-}
+          limit_link "${rate%-blocking}bit"
           ip netns exec heed-n0 mpirun -np 2 --host 10.77.0.1:1,10.77.0.2:1 --mca plm_rsh_agent "$work/netns-agent" \
             --mca btl tcp,self --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24 \
-            --bind-to none "$heed" -q --threads 1 train "${common[@]}" -m "$dir" ;;
+            --bind-to none "$heed" -q --threads 1 train "${common[@]}" -m "$dir" --set training.reduce_overlap=$overlap ;;
       esac
       times[$s]+="$(seconds_per_update "$dir") "
       mb[$s]=$(field_mean "$dir" allreduce_mb_per_step)
