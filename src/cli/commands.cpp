@@ -4,6 +4,7 @@ namespace heed::cli {
 
 void add_train_command(CLI::App& app, Registry& registry);
 void add_translate_command(CLI::App& app, Registry& registry);
+void add_score_command(CLI::App& app, Registry& registry);
 void add_serve_command(CLI::App& app, Registry& registry);
 void add_predict_command(CLI::App& app, Registry& registry);
 void add_average_command(CLI::App& app, Registry& registry);
@@ -15,6 +16,7 @@ void add_bench_command(CLI::App& app, Registry& registry);
 void add_all_commands(CLI::App& app, Registry& registry) {
   add_train_command(app, registry);
   add_translate_command(app, registry);
+  add_score_command(app, registry);
   add_serve_command(app, registry);
   add_predict_command(app, registry);
   add_average_command(app, registry);

@@ -15,12 +15,12 @@
 #include <vector>
 
 #include "cli/config_flags.hpp"
+#include "cli/decoder_models.hpp"
 #include "cli/output.hpp"
 #include "cli/registry.hpp"
 #include "decode/alignment.hpp"
 #include "decode/attention_svg.hpp"
 #include "decode/translator.hpp"
-#include "train/checkpoint.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
@@ -34,7 +34,8 @@ constexpr size_t kChunkLines = 4000;    // lines read, translated and written at
 constexpr int kTruncationWarnings = 5;  // truncated lines named one by one; the rest counted
 
 struct TranslateArgs {
-  std::string model_dir, input = "-", output, attention_map;
+  std::vector<std::string> model_dirs;  // several: an ensemble
+  std::string input = "-", output, attention_map, prefix;
   std::vector<std::string> overrides;  // --set decoding.KEY=VALUE
   bool scores = false, alignment = false;
   std::unique_ptr<ConfigFlags> decoding_flags;  // --beam, --nbest, ... from the field table
@@ -49,7 +50,7 @@ Config translate_config(const Config& model_config, const TranslateArgs& args) {
       throw UsageError("--set " + kv + ": heed translate takes decoding.* fields only (the model is already built)");
     apply_override(j, kv);
   }
-  return config_from_json(j, args.model_dir + ": the command line");
+  return config_from_json(j, args.model_dirs.front() + ": the command line");
 }
 
 std::string format_score(float score) {
@@ -65,9 +66,19 @@ std::string one_line(std::string text) {
   return text;
 }
 
+// What the run does, for the log: "beam 5, length penalty 1" or "sampling topk:10, temperature 0.8, seed 1".
+std::string search_description(const DecodingConfig& d) {
+  if (d.sampling.kind == SamplingKind::none)
+    return fmt::format("beam {}, length penalty {}", d.beam, d.length_penalty);
+  return fmt::format("sampling {} ({} per line), temperature {}, seed {}", sampling_name(d.sampling), d.nbest,
+                     d.temperature, d.sampling_seed);
+}
+
 void run_translate(const TranslateArgs& args) {
-  ModelBundle bundle = load_model_dir(args.model_dir);
-  const Config config = translate_config(bundle.config, args);
+  DecoderModels models(args.model_dirs);
+  Seq2Seq& model = models.model();
+  const Tokenizers& tokenizers = models.tokenizers();
+  const Config config = translate_config(models.config(), args);
   const DecodingConfig& decoding = config.decoding;
   const int max_input_length = input_length_limit(config);
   // Moses n-best lines when more than one hypothesis is asked for, or --nbest is given.
@@ -79,37 +90,50 @@ void run_translate(const TranslateArgs& args) {
     std::filesystem::create_directories(args.attention_map, ec);
     if (ec) throw Error("cannot create --attention-map directory " + args.attention_map + ": " + ec.message());
   }
-  if (args.alignment && bundle.model->memory_rows())
-    spdlog::warn("--alignment: the {} model reads memory rows, not source words: no alignments", bundle.model->arch());
-  spdlog::info("translate: {} model, beam {}, length penalty {}, max length {} * source + {}", bundle.model->arch(),
-               decoding.beam, decoding.length_penalty, decoding.max_length_ratio, decoding.max_length_offset);
+  if (args.alignment && model.memory_rows())
+    spdlog::warn("--alignment: the {} model reads memory rows, not source words: no alignments", model.arch());
+  spdlog::info("translate: {}, {}, max length {} * source + {}", models.description(), search_description(decoding),
+               decoding.max_length_ratio, decoding.max_length_offset);
 
-  const Tokenizer& source_tok = bundle.tokenizers.source();
-  const Tokenizer& target_tok = bundle.tokenizers.target();
+  const Tokenizer& source_tok = tokenizers.source();
+  const Tokenizer& target_tok = tokenizers.target();
   LineReader reader(args.input);
+  std::optional<LineReader> prefix_reader;
+  if (!args.prefix.empty()) prefix_reader.emplace(args.prefix);
   Output output(args.output);
   size_t sentences = 0, output_tokens = 0, truncated = 0;
-  const int input_limit = input_token_limit(*bundle.model, max_input_length);
+  const int input_limit = input_token_limit(model, max_input_length);
   const std::string limited_by = input_limit >= max_input_length ? "data.max_length; see --max-input-length"
-                                 : input_limit == bundle.model->max_source_positions() - 1
+                                 : input_limit == model.max_source_positions() - 1
                                      ? "the model's max_positions, with </s>"
                                      : "heed's limit for one line";
   bool warned_no_attention = false;
   double seconds = 0;
   // Step weights are prepared once for the whole input, as part of loading, not per chunk.
-  const StepWeightsHold hold(*bundle.model);
+  const StepWeightsHold hold(model);
   std::vector<std::string> lines;
+  LineConstraints constraints;
   std::string line;
   for (;;) {
     throw_if_interrupted();
     const size_t first_line = reader.line_number() + 1;
     lines.clear();
-    while (lines.size() < kChunkLines && reader.next_utf8(line)) lines.push_back(std::move(line));
+    constraints.prefixes.clear();
+    constraints.first_line = first_line - 1;
+    while (lines.size() < kChunkLines && reader.next_utf8(line)) {
+      lines.push_back(std::move(line));
+      if (!prefix_reader) continue;
+      if (!prefix_reader->next_utf8(line))
+        throw Error("--prefix " + prefix_reader->name() + ": ends after line " +
+                    std::to_string(prefix_reader->line_number()) + ", but " + reader.name() +
+                    " has more lines (one prefix per input line; an empty line for none)");
+      constraints.prefixes.push_back(std::move(line));
+    }
     if (lines.empty()) break;
 
     const auto start = std::chrono::steady_clock::now();
     const auto results =
-        translate_lines(*bundle.model, bundle.tokenizers, lines, decoding, max_input_length, keep_attention);
+        translate_lines(model, tokenizers, lines, decoding, max_input_length, keep_attention, constraints);
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     std::string text;
@@ -122,7 +146,7 @@ void run_translate(const TranslateArgs& args) {
       const bool has_attention = !r.nbest.front().attention.empty();
       if ((args.alignment || !args.attention_map.empty()) && !has_attention && !r.source_tokens.empty() &&
           !warned_no_attention) {
-        spdlog::warn("the {} model gives no attention weights: no alignments or attention maps", bundle.model->arch());
+        spdlog::warn("the {} gives no attention weights: no alignments or attention maps", models.description());
         warned_no_attention = true;
       }
       if (!r.source_tokens.empty()) {
@@ -137,7 +161,8 @@ void run_translate(const TranslateArgs& args) {
           text += one_line(t.text);
           if (args.scores) text += " ||| " + format_score(t.score);
         }
-        if (args.alignment && !bundle.model->memory_rows())
+        if (args.scores) text += " ||| " + format_score(t.log_prob);
+        if (args.alignment && !model.memory_rows())
           text += " ||| " +
                   format_alignment(hard_alignment(source_tok, r.source_tokens, target_tok, t.tokens, t.attention));
         text += '\n';
@@ -146,13 +171,16 @@ void run_translate(const TranslateArgs& args) {
         const Translation& best = r.nbest.front();
         write_file_atomic(
             args.attention_map + "/" + std::to_string(line_no) + ".svg",
-            attention_svg(bundle.model->memory_rows()
-                              ? memory_attention(target_tok, best.tokens, best.attention, bundle.model->memory_rows())
+            attention_svg(model.memory_rows()
+                              ? memory_attention(target_tok, best.tokens, best.attention, model.memory_rows())
                               : word_attention(source_tok, r.source_tokens, target_tok, best.tokens, best.attention)));
       }
     }
     output.write(text);
   }
+  if (prefix_reader && prefix_reader->next(line))
+    throw Error("--prefix " + prefix_reader->name() + ": has more lines than " + reader.name() + " (" +
+                std::to_string(reader.line_number()) + "; one prefix per input line)");
   output.finish();
   if (truncated > 0)
     spdlog::warn("{}: {} line(s) longer than {} tokens were truncated", reader.name(), truncated, input_limit);
@@ -168,14 +196,22 @@ void add_translate_command(CLI::App& app, Registry& registry) {
   auto* sub = app.add_subcommand("translate",
                                  "translate text line by line with a trained model (beam search); with --nbest K, "
                                  "Moses n-best lines 'i ||| translation ||| score' (i = 0-based input line)");
-  sub->add_option("-m,--model", args->model_dir, "model directory (config.json, tokenizer.json, model.safetensors)")
+  sub->add_option("-m,--model", args->model_dirs,
+                  "model directory (config.json, tokenizer.json, model.safetensors); repeat it to translate with an "
+                  "ensemble of models (same tokenizer), whose log-probabilities are averaged at each step")
       ->required();
   sub->add_option("-i,--input", args->input, "input text, one sentence a line (default: standard input)");
   sub->add_option("-o,--output", args->output, "output file, written atomically (default: standard output)");
   sub->add_option("--set", args->overrides, "override a decoding field: decoding.KEY=VALUE (repeatable)");
   args->decoding_flags =
       std::make_unique<ConfigFlags>(*sub, ConfigFlags::section_fields("decoding", {"decoding.validation_beam"}));
-  sub->add_flag("--scores", args->scores, "append ' ||| score' (log-probability / length^alpha) to each translation");
+  sub->add_flag("--scores", args->scores,
+                "append ' ||| score ||| log-probability' to each translation: the length-normalised score "
+                "(log-probability / length^alpha, length with </s>) and the sum of its tokens' log-probabilities");
+  sub->add_option("--prefix", args->prefix,
+                  "one target prefix per input line (an empty line for none): each translation starts with its "
+                  "prefix's tokens and the search continues from there")
+      ->type_name("FILE");
   sub->add_flag("--alignment", args->alignment,
                 "append ' ||| ' and word alignments 's-t' from the attention weights (0-based word indices)");
   sub->add_option("--attention-map", args->attention_map,

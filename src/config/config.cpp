@@ -95,7 +95,7 @@ void check_relations(const Config& c, const std::string& origin) {
       c.training.max_steps <= 0)
     fail("training.schedule " + std::string(name_of(c.training.schedule)) +
          " needs training.max_steps > 0 (it decays to min_learning_rate at max_steps)");
-  if (c.decoding.nbest > c.decoding.beam)
+  if (c.decoding.sampling.kind == SamplingKind::none && c.decoding.nbest > c.decoding.beam)
     fail("decoding.nbest " + std::to_string(c.decoding.nbest) + " needs a beam at least as wide (decoding.beam is " +
          std::to_string(c.decoding.beam) + ")");
   if (c.training.min_learning_rate > c.training.learning_rate)

@@ -163,6 +163,18 @@ struct TrainingConfig {
 // and runs up to twice as many steps, so longer lines are cut to it.
 inline constexpr int kMaxInputTokens = 4096;
 
+// How a translation is chosen: beam search (none), or by sampling each token from the model's
+// distribution: the whole of it (full), its k most likely tokens (topk), or the fewest most likely
+// tokens whose probability reaches p (topp). JSON: "none", "full", "topk:K", "topp:P".
+enum class SamplingKind { none, full, top_k, top_p };
+struct Sampling {
+  SamplingKind kind = SamplingKind::none;
+  int top_k = 0;     // topk: K >= 1
+  float top_p = 0;   // topp: 0 < P <= 1
+  bool operator==(const Sampling&) const = default;
+};
+std::string sampling_name(const Sampling& sampling);  // its JSON spelling
+
 struct DecodingConfig {
   int beam = 5;
   float length_penalty = 1.0f;
@@ -174,6 +186,9 @@ struct DecodingConfig {
   int batch_tokens = 0;      // padded source tokens (incl. </s>) per batch; 0 = off (use batch_size)
   int max_input_length = 0;  // longer inputs are cut to this many tokens; 0 = data.max_length
   int validation_beam = 1;
+  Sampling sampling;         // none = beam search
+  float temperature = 1.0f;  // sampling: the distribution is softmax(logits / temperature)
+  uint64_t sampling_seed = 1;  // sampling: with the input line number, seeds each sentence's draws
   bool operator==(const DecodingConfig&) const = default;
 };
 

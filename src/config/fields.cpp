@@ -281,6 +281,56 @@ Field duration(std::string path, At at, std::string doc) {
           [at](const Config& c) { return json(at(c)); }};
 }
 
+// "none", "full", "topk:K" or "topp:P" (see Sampling in config.hpp).
+std::optional<Sampling> parse_sampling(const std::string& s) {
+  Sampling out;
+  if (s == "none") return out;
+  if (s == "full") {
+    out.kind = SamplingKind::full;
+    return out;
+  }
+  const auto colon = s.find(':');
+  if (colon == std::string::npos || colon + 1 == s.size()) return std::nullopt;
+  const std::string kind = s.substr(0, colon), value = s.substr(colon + 1);
+  const char* first = value.data();
+  const char* last = first + value.size();
+  if (kind == "topk") {
+    int k = 0;
+    const auto [ptr, ec] = std::from_chars(first, last, k);
+    if (ec != std::errc() || ptr != last || k < 1) return std::nullopt;
+    out.kind = SamplingKind::top_k;
+    out.top_k = k;
+    return out;
+  }
+  if (kind == "topp") {
+    double p = 0;
+    const auto [ptr, ec] = std::from_chars(first, last, p);
+    if (ec != std::errc() || ptr != last || !(p > 0 && p <= 1)) return std::nullopt;
+    out.kind = SamplingKind::top_p;
+    out.top_p = static_cast<float>(p);
+    return out;
+  }
+  return std::nullopt;
+}
+
+template <class At>
+Field sampling(std::string path, At at, std::string doc) {
+  std::string allowed = "\"none\", \"full\", \"topk:K\" (K >= 1) or \"topp:P\" (0 < P <= 1)";
+  json schema = {{"type", "string"}, {"pattern", "^(none|full|topk:[0-9]+|topp:[0-9.]+)$"}};
+  return {path,
+          doc,
+          allowed,
+          schema,
+          true,
+          [at, allowed](Config& c, const json& v) {
+            std::optional<Sampling> parsed;
+            if (v.is_string()) parsed = parse_sampling(v.get<std::string>());
+            if (!parsed) throw BadValue(allowed);
+            at(c) = *parsed;
+          },
+          [at](const Config& c) { return json(sampling_name(at(c))); }};
+}
+
 const std::vector<Field>& table() {
   static const std::vector<Field> fields = {
       choice("task", HEED_AT(task), kTasks,
@@ -429,7 +479,8 @@ const std::vector<Field>& table() {
       integer("decoding.max_length_offset", HEED_AT(decoding.max_length_offset), at_least(0),
               "See decoding.max_length_ratio."),
       integer("decoding.nbest", HEED_AT(decoding.nbest), at_least(1),
-              "Hypotheses returned per sentence, best first (at most decoding.beam)."),
+              "Hypotheses returned per sentence, best first (at most decoding.beam; with sampling: samples per "
+              "sentence)."),
       boolean("decoding.allow_unk", HEED_AT(decoding.allow_unk), "Let the search produce <unk>."),
       integer("decoding.batch_size", HEED_AT(decoding.batch_size), at_least(1), "Sentences per batch."),
       integer("decoding.batch_tokens", HEED_AT(decoding.batch_tokens), at_least(0),
@@ -438,6 +489,15 @@ const std::vector<Field>& table() {
               "Longer inputs are cut to this many tokens (with a warning); 0 = data.max_length."),
       integer("decoding.validation_beam", HEED_AT(decoding.validation_beam), at_least(1),
               "Beam size for BLEU during training validation."),
+      sampling("decoding.sampling", HEED_AT(decoding.sampling),
+               "Sample translations instead of beam search: from the whole distribution (full), its K most likely "
+               "tokens (topk:K) or the fewest most likely tokens holding probability P (topp:P); none = beam search. "
+               "decoding.nbest samples per input."),
+      number("decoding.temperature", HEED_AT(decoding.temperature), above(0),
+             "Sampling: draw from softmax(logits / temperature) (below 1: sharper, above 1: flatter)."),
+      unsigned64("decoding.sampling_seed", HEED_AT(decoding.sampling_seed),
+                 "Sampling: seeds each input line's draws (with its line number), so that samples do not depend on "
+                 "batching or threads."),
   };
   return fields;
 }
@@ -487,6 +547,20 @@ std::string section_doc(std::string_view path) {
 }  // namespace heed::config_fields
 
 namespace heed {
+
+std::string sampling_name(const Sampling& sampling) {
+  switch (sampling.kind) {
+    case SamplingKind::none: return "none";
+    case SamplingKind::full: return "full";
+    case SamplingKind::top_k: return "topk:" + std::to_string(sampling.top_k);
+    case SamplingKind::top_p: {
+      char buf[32];
+      const auto result = std::to_chars(buf, buf + sizeof buf, sampling.top_p);  // shortest round trip
+      return "topp:" + std::string(buf, result.ptr);
+    }
+  }
+  return "none";
+}
 
 std::string_view name_of(Arch value) { return config_fields::spelling(config_fields::kArchs, value); }
 std::string_view name_of(Task value) { return config_fields::spelling(config_fields::kTasks, value); }

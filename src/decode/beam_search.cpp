@@ -121,24 +121,24 @@ float kth_best_score(const std::vector<Finished>& finished, int k) {
 
 class Search {
  public:
-  Search(Seq2Seq& model, const Batch& batch, const DecodingConfig& options, bool keep_attention)
-      : model_(model), batch_(batch), opt_(options), keep_attention_(keep_attention), vocab_(model.target_vocab()) {
-    allowed_.assign(vocab_, 1);
-    for (int banned : {kPadId, kBosId})
-      if (banned < vocab_) allowed_[banned] = 0;
-    if (!options.allow_unk && kUnkId < vocab_) allowed_[kUnkId] = 0;
-    // Step t feeds decoder position t and </s> is forced at t = max length, so a model with P
-    // positions allows at most P - 1 tokens before </s>.
-    const int position_cap =
-        model.max_target_positions() > 0 ? model.max_target_positions() - 1 : std::numeric_limits<int>::max();
+  Search(Seq2Seq& model, const Batch& batch, const DecodingConfig& options, bool keep_attention,
+         const SearchConstraints& constraints)
+      : model_(model),
+        batch_(batch),
+        opt_(options),
+        keep_attention_(keep_attention),
+        constraints_(constraints),
+        vocab_(model.target_vocab()),
+        allowed_(allowed_tokens(vocab_, options)) {
     for (int b = 0; b < batch.size; ++b)
-      max_length_.push_back(std::min(max_output_length(batch.src_lengths[b] - 1, options), position_cap));
+      max_length_.push_back(search_length_limit(model, batch.src_lengths[b] - 1,
+                                                static_cast<int>(constraints.prefix(b).size()), options));
     finished_.resize(batch.size);
   }
 
   std::vector<std::vector<Hypothesis>> run() {
     const int K = opt_.beam;
-    std::unique_ptr<DecoderState> state = model_.start(model_.encode(batch_));
+    std::unique_ptr<DecoderState> state = model_.begin(batch_);
     std::vector<Live> live(batch_.size, Live{-1, 0, 0.f});
     std::vector<int> sentence(batch_.size);
     std::iota(sentence.begin(), sentence.end(), 0);
@@ -165,10 +165,13 @@ class Search {
           std::vector<Candidate>& mine = row_candidates_[r];
           mine.clear();
           const float* row_logits = logits.data() + r * vocab_;
-          if (t >= max_length_[sentence[r]]) {
+          const std::vector<int32_t>& prefix = constraints_.prefix(sentence[r]);
+          const bool forced = t >= max_length_[sentence[r]] || t < static_cast<int>(prefix.size());
+          if (forced) {  // the prefix's next token, or </s> at the length limit
+            const int32_t token = t >= max_length_[sentence[r]] ? kEosId : prefix[t];
             const float normaliser = log_normaliser(row_logits, vocab_);
-            if (row_logits[kEosId] > kNegInf && std::isfinite(normaliser))
-              mine.push_back({live[r].log_prob + (row_logits[kEosId] - normaliser), static_cast<int>(r), kEosId});
+            if (row_logits[token] > kNegInf && std::isfinite(normaliser))
+              mine.push_back({live[r].log_prob + (row_logits[token] - normaliser), static_cast<int>(r), token});
           } else {
             add_row_candidates(row_logits, vocab_, allowed_, 2 * K, live[r], static_cast<int>(r), mine);
           }
@@ -293,8 +296,9 @@ class Search {
   const Batch& batch_;
   const DecodingConfig& opt_;
   const bool keep_attention_;
+  const SearchConstraints& constraints_;
   const int vocab_;
-  std::vector<char> allowed_;
+  const std::vector<char> allowed_;
   std::vector<int> max_length_;
   std::vector<Node> nodes_;
   std::vector<std::vector<Candidate>> row_candidates_;  // per row of the current step
@@ -304,17 +308,55 @@ class Search {
 
 }  // namespace
 
+const std::vector<int32_t>& SearchConstraints::prefix(int sentence) const {
+  static const std::vector<int32_t> none;
+  return prefixes.empty() ? none : prefixes.at(sentence);
+}
+
+uint64_t SearchConstraints::id(int sentence) const {
+  return ids.empty() ? static_cast<uint64_t>(sentence) : ids.at(sentence);
+}
+
+void SearchConstraints::check(int sentences, int vocab) const {
+  const auto fits = [sentences](size_t n) { return n == 0 || n == static_cast<size_t>(sentences); };
+  if (!fits(prefixes.size()) || !fits(ids.size()))
+    throw Error("search: " + std::to_string(prefixes.size()) + " prefixes and " + std::to_string(ids.size()) +
+                " ids for " + std::to_string(sentences) + " sentences");
+  for (const auto& prefix : prefixes)
+    for (int32_t token : prefix)
+      if (token < 0 || token >= vocab || token == kPadId || token == kBosId || token == kEosId)
+        throw Error("search: prefix token " + std::to_string(token) + " is not a word piece of the " +
+                    std::to_string(vocab) + "-token target vocabulary");
+}
+
 int max_output_length(int source_tokens, const DecodingConfig& decoding) {
   return static_cast<int>(std::ceil(decoding.max_length_ratio * static_cast<float>(source_tokens))) +
          decoding.max_length_offset;
 }
 
+int search_length_limit(const Seq2Seq& model, int source_tokens, int prefix_tokens, const DecodingConfig& decoding) {
+  const int position_cap =
+      model.max_target_positions() > 0 ? model.max_target_positions() - 1 : std::numeric_limits<int>::max();
+  const int wanted = std::max(max_output_length(source_tokens, decoding),
+                              prefix_tokens > 0 ? prefix_tokens + decoding.max_length_offset : 0);
+  return std::min(wanted, position_cap);
+}
+
+std::vector<char> allowed_tokens(int vocab, const DecodingConfig& decoding) {
+  std::vector<char> allowed(vocab, 1);
+  for (int banned : {kPadId, kBosId})
+    if (banned < vocab) allowed[banned] = 0;
+  if (!decoding.allow_unk && kUnkId < vocab) allowed[kUnkId] = 0;
+  return allowed;
+}
+
 std::vector<std::vector<Hypothesis>> beam_search(Seq2Seq& model, const Batch& batch, const DecodingConfig& options,
-                                                 bool keep_attention) {
+                                                 bool keep_attention, const SearchConstraints& constraints) {
   if (batch.size == 0) return {};
+  constraints.check(batch.size, model.target_vocab());
   const EvalMode eval(model);
   NoGradGuard no_grad;
-  return Search(model, batch, options, keep_attention).run();
+  return Search(model, batch, options, keep_attention, constraints).run();
 }
 
 }  // namespace heed

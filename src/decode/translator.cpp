@@ -8,6 +8,7 @@
 #include <mutex>
 #include <numeric>
 
+#include "decode/sampling.hpp"
 #include "tokens/batch.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
@@ -63,7 +64,11 @@ Translation to_translation(const Tokenizer& target, const Hypothesis& h) {
 
 std::vector<TranslationResult> translate_lines(Seq2Seq& model, const Tokenizers& tokenizers,
                                                const std::vector<std::string>& lines, const DecodingConfig& decoding,
-                                               int max_input_length, bool keep_attention) {
+                                               int max_input_length, bool keep_attention,
+                                               const LineConstraints& constraints) {
+  if (!constraints.prefixes.empty() && constraints.prefixes.size() != lines.size())
+    throw Error("translate: " + std::to_string(constraints.prefixes.size()) + " prefixes for " +
+                std::to_string(lines.size()) + " lines");
   const Tokenizer& source = tokenizers.source();
   const Tokenizer& target = tokenizers.target();
   const int limit = input_token_limit(model, max_input_length);
@@ -89,8 +94,16 @@ std::vector<TranslationResult> translate_lines(Seq2Seq& model, const Tokenizers&
   auto translate_batch = [&](const std::vector<size_t>& members) {
     throw_if_interrupted();
     std::vector<std::vector<int32_t>> sources;
-    for (size_t i : members) sources.push_back(results[i].source_tokens);
-    const auto hypotheses = beam_search(model, make_batch(sources, {}), decoding, keep_attention);
+    SearchConstraints search_constraints;
+    for (size_t i : members) {
+      sources.push_back(results[i].source_tokens);
+      search_constraints.ids.push_back(constraints.first_line + i);
+      if (!constraints.prefixes.empty()) {
+        const std::vector<int> prefix = target.encode(constraints.prefixes[i]);
+        search_constraints.prefixes.emplace_back(prefix.begin(), prefix.end());
+      }
+    }
+    const auto hypotheses = search(model, make_batch(sources, {}), decoding, keep_attention, search_constraints);
     for (size_t k = 0; k < members.size(); ++k) {
       auto& nbest = results[members[k]].nbest;
       for (const Hypothesis& h : hypotheses[k]) {

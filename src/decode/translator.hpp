@@ -38,12 +38,23 @@ Translation to_translation(const Tokenizer& target, const Hypothesis& h);
 // whichever is least.
 int input_token_limit(const Seq2Seq& model, int max_input_length);
 
-// One result per line, in the order of `lines`, searched with `decoding` (its batch_size or
-// batch_tokens cut the batches). An empty line is not given to the model: its result is one
-// empty translation with score 0. A line longer than input_token_limit() is cut to it, never an
-// error: one long line does not stop the others. keep_attention: see beam_search.
+// What translate_lines may be told about its lines besides their text.
+struct LineConstraints {
+  // One target prefix per line (raw text, tokenized by the target tokenizer; "" = none), or none
+  // at all. Each translation starts with its prefix; see SearchConstraints.
+  std::vector<std::string> prefixes;
+  // Number of lines before these in the input: line i's samples are seeded by first_line + i.
+  uint64_t first_line = 0;
+};
+
+// One result per line, in the order of `lines`, found with `decoding` (beam search or sampling;
+// its batch_size or batch_tokens cut the batches). An empty line is not given to the model: its
+// result is one empty translation with score 0, even with a prefix. A line longer than
+// input_token_limit() is cut to it, never an error: one long line does not stop the others.
+// keep_attention: see beam_search.
 std::vector<TranslationResult> translate_lines(Seq2Seq& model, const Tokenizers& tokenizers,
                                                const std::vector<std::string>& lines, const DecodingConfig& decoding,
-                                               int max_input_length, bool keep_attention = true);
+                                               int max_input_length, bool keep_attention = true,
+                                               const LineConstraints& constraints = {});
 
 }  // namespace heed

@@ -54,6 +54,8 @@ class Seq2Seq {
   virtual Tensor last_attention() const { return Tensor(); }
 
   virtual std::unique_ptr<DecoderState> start(const EncoderOutput& encoded) = 0;
+  // What a search calls: encode() then start(). An ensemble overrides it (each member encodes).
+  virtual std::unique_ptr<DecoderState> begin(const Batch& batch) { return start(encode(batch)); }
   // One decoder step for every row: logits of the next token, given the previous one.
   virtual StepOutput step(DecoderState& state, const std::vector<int32_t>& previous) = 0;
   // New row i is old row rows[i] (rows may repeat: expanding to beams; or shrink).

@@ -1,5 +1,6 @@
 #include "serve/decode_batch.hpp"
 
+#include "decode/sampling.hpp"
 #include "tokens/batch.hpp"
 
 namespace heed::serve {
@@ -14,7 +15,7 @@ DecodingConfig request_search(const DecodingConfig& defaults, int beam, int nbes
 std::vector<std::vector<Translation>> decode_batch(Seq2Seq& model, const Tokenizer& target,
                                                    const std::vector<std::vector<int32_t>>& sources,
                                                    const DecodingConfig& search) {
-  const auto hypotheses = beam_search(model, make_batch(sources, {}), search);
+  const auto hypotheses = heed::search(model, make_batch(sources, {}), search);
   std::vector<std::vector<Translation>> out(hypotheses.size());
   for (size_t i = 0; i < hypotheses.size(); ++i) {
     for (const Hypothesis& h : hypotheses[i]) {

@@ -1,10 +1,12 @@
 #pragma once
-// The server's one call into the decoder: a batch of tokenized sentences through beam search,
-// detokenized. The server calls beam_search directly rather than translate_lines, because
-// translate_lines (a) stops at Ctrl-C, and the server must finish its in-flight requests then,
-// (b) opens a StepWeightsHold, whose count is not meant for several threads at once (the server
-// holds the step weights once for its lifetime instead), and (c) tokenizes again, while the
-// server has already tokenized each sentence to check its length and batch it.
+// The server's one call into the decoder: a batch of tokenized sentences through the search
+// (beam search, or sampling when the model's decoding settings ask for it; a sample is then
+// seeded by the sentence's place in its batch), detokenized. The server calls the search
+// directly rather than translate_lines, because translate_lines (a) stops at Ctrl-C, and the
+// server must finish its in-flight requests then, (b) opens a StepWeightsHold, whose count is not
+// meant for several threads at once (the server holds the step weights once for its lifetime
+// instead), and (c) tokenizes again, while the server has already tokenized each sentence to
+// check its length and batch it.
 #include <cstdint>
 #include <vector>
 

@@ -20,7 +20,7 @@ std::string translate_response(const TranslateRequest& request, const std::vecto
     }
     json list = json::array();
     for (const Translation& t : r.nbest) {
-      json entry = {{"text", t.text}, {"score", t.score}};
+      json entry = {{"text", t.text}, {"score", t.score}, {"log_prob", t.log_prob}};
       if (request.alignment)
         entry["alignment"] = format_alignment(
             hard_alignment(tokenizers.source(), r.source_tokens, tokenizers.target(), t.tokens, t.attention));

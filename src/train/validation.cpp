@@ -69,6 +69,7 @@ ValidationResult Validator::run(Seq2Seq& model) {
     DecodingConfig decoding = config_.decoding;
     decoding.beam = config_.decoding.validation_beam;
     decoding.nbest = 1;
+    decoding.sampling = {};  // dev BLEU is a beam search's, whatever translate is set to do
     const size_t begin = sources_.size() * rank / ranks, end = sources_.size() * (rank + 1) / ranks;
     const std::vector<std::string> shard(sources_.begin() + begin, sources_.begin() + end);
     metrics::BleuSegmentScorer scorer({});

@@ -13,15 +13,17 @@
 
 namespace heed::test {
 
-// Writes the model directory `dir` (created if needed) and returns it.
-inline std::string make_tiny_model_dir(const std::string& dir, Arch arch = Arch::gru_bahdanau) {
+// Writes the model directory `dir` (created if needed) and returns it. Models of the same
+// vocabulary size share their tokenizer (learned deterministically from the same text).
+inline std::string make_tiny_model_dir(const std::string& dir, Arch arch = Arch::gru_bahdanau,
+                                       int vocab_size = 400) {
   std::filesystem::create_directories(dir);
   Config config = default_config();
   config.model = test::tiny_model_config(arch);
   config.decoding.max_length_ratio = 1;  // random weights rarely stop by themselves: keep outputs short
   config.decoding.max_length_offset = 2;
   TokenizerOptions tokenizer_options;
-  tokenizer_options.vocab_size = 400;
+  tokenizer_options.vocab_size = vocab_size;
   const Tokenizers tokenizers = Tokenizers::joint(Tokenizer::train(
       {std::string(HEED_TEST_FIXTURES) + "/text/sample.en", std::string(HEED_TEST_FIXTURES) + "/text/sample.de"},
       tokenizer_options));

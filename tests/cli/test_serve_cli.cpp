@@ -83,7 +83,8 @@ TEST_CASE("serve: translations equal heed translate's for the same lines", "[cli
     REQUIRE(a.body["translations"][0].size() == 1);
     const auto expected = translate_offline(model_dir(), {lines[0]}, "--scores --alignment", scratch("same-align"));
     const json& h = a.body["translations"][0][0];
-    CHECK(one_line(h["text"]) + " ||| " + format_score(h["score"]) + " ||| " + h["alignment"].get<std::string>() ==
+    CHECK(one_line(h["text"]) + " ||| " + format_score(h["score"]) + " ||| " + format_score(h["log_prob"]) + " ||| " +
+              h["alignment"].get<std::string>() ==
           expected.at(0));
   }
   CHECK(server.stop() == 0);

@@ -121,7 +121,7 @@ TEST_CASE("translate --nbest writes K hypotheses per line, best first", "[cli][t
   CHECK(std::count(lines.begin(), lines.end(), "1 |||  ||| 0.000000") == 1);
 }
 
-TEST_CASE("translate --scores and --alignment append fields after ' ||| '", "[cli][translate]") {
+TEST_CASE("translate --scores (score, log-probability) and --alignment append fields after ' ||| '", "[cli][translate]") {
   const Result r = run(translate("--beam 2 --scores --alignment -i " + kInput));
   REQUIRE(r.exit_code == 0);
   const auto lines = split_lines(r.out);
@@ -130,14 +130,19 @@ TEST_CASE("translate --scores and --alignment append fields after ' ||| '", "[cl
   const std::regex pairs(R"((\d+-\d+( \d+-\d+)*)?)");
   for (size_t i = 0; i < lines.size(); ++i) {
     const auto fields = split_fields(lines[i]);
-    REQUIRE(fields.size() == 3);
+    REQUIRE(fields.size() == 4);
     CHECK(fields[0] == plain[i]);
-    CHECK_NOTHROW(std::stod(fields[1]));
-    CHECK(std::regex_match(fields[2], pairs));
-    if (kLines[i].empty()) continue;
-    CHECK_FALSE(fields[2].empty());  // every target word is linked to some source word
+    const double score = std::stod(fields[1]), log_prob = std::stod(fields[2]);
+    CHECK(log_prob <= score);  // score = log_prob / length (length penalty 1)
+    CHECK(std::regex_match(fields[3], pairs));
+    if (kLines[i].empty()) {
+      CHECK(log_prob == 0);
+      continue;
+    }
+    CHECK(log_prob < 0);
+    CHECK_FALSE(fields[3].empty());  // every target word is linked to some source word
     // word indices lie within the source and the output
-    std::istringstream in(fields[2]);
+    std::istringstream in(fields[3]);
     const auto words = [](const std::string& s) {
       std::istringstream w(s);
       return int(std::distance(std::istream_iterator<std::string>(w), {}));

@@ -338,3 +338,69 @@ TEST_CASE("step weight holds nest: only the outermost prepares and releases them
   }
   CHECK(model.hold_calls == std::vector<bool>{true, false});
 }
+
+TEST_CASE("a prefix is forced, then the search finds the best continuations of it", "[beam][prefix]") {
+  const int vocab = 7;
+  TableModel model(vocab, 17);
+  DecodingConfig opt;
+  opt.max_length_ratio = 1;
+  opt.max_length_offset = 2;  // 2 source tokens, a 2-token prefix → at most 4 output tokens
+  opt.length_penalty = 1.f;
+  const std::vector<int32_t> prefix = {6, 4};
+  for (int32_t key = 4; key < 12; ++key) {
+    std::vector<Scored> expected;  // the enumeration's hypotheses that start with the prefix
+    for (const Scored& s : all_hypotheses_best_first(model, key, 4, 1.f, vocab))
+      if (s.tokens.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), s.tokens.begin()))
+        expected.push_back(s);
+    REQUIRE(expected.size() == 13);
+    SearchConstraints constraints;
+    constraints.prefixes = {prefix};
+    opt.beam = 64;  // the whole space after the prefix: the exhaustive optimum
+    opt.nbest = 5;
+    const auto full = beam_search(model, one_sentence(key, 2), opt, true, constraints)[0];
+    REQUIRE(full.size() == 5);
+    for (size_t i = 0; i < full.size(); ++i) {
+      INFO("key " << key << ", rank " << i);
+      CHECK(full[i].tokens == expected[i].tokens);
+      CHECK(full[i].score == expected[i].score);
+    }
+    opt.beam = 3;  // a narrow beam still starts every hypothesis with the prefix and scores it fully
+    opt.nbest = 3;
+    const auto narrow = beam_search(model, one_sentence(key, 2), opt, true, constraints);
+    for (const Hypothesis& h : narrow[0]) {
+      REQUIRE(h.tokens.size() >= prefix.size());
+      CHECK(std::equal(prefix.begin(), prefix.end(), h.tokens.begin()));
+      CHECK(h.log_prob == path_log_prob(model, key, h.tokens));
+      CHECK(h.attention.size() == h.tokens.size() + 1);
+    }
+  }
+}
+
+TEST_CASE("a prefix is forced even where the model gives it little probability; others are unaffected",
+          "[beam][prefix]") {
+  const int vocab = 12;
+  TableModel model(vocab, 3);
+  model.set_bias(9, -20.f);  // token 9 is very unlikely everywhere
+  DecodingConfig opt;
+  opt.beam = 4;
+  opt.max_length_ratio = 1;
+  opt.max_length_offset = 1;  // 3 source tokens → 4 output tokens; a 9-token prefix → 10
+  const std::vector<int32_t> long_prefix = {9, 9, 5, 9, 7, 9, 9, 8, 9};
+  SearchConstraints constraints;
+  constraints.prefixes = {long_prefix, {}};
+  std::vector<int32_t> a = {4, 5, 5}, b = {7, 5, 5};
+  const auto got = beam_search(model, make_batch({a, b}, {}), opt, true, constraints);
+  REQUIRE(got[0].front().tokens.size() >= long_prefix.size());
+  CHECK(got[0].front().tokens.size() <= long_prefix.size() + 1);
+  CHECK(std::equal(long_prefix.begin(), long_prefix.end(), got[0].front().tokens.begin()));
+  CHECK(got[0].front().log_prob == path_log_prob(model, 4, got[0].front().tokens));
+  CHECK(got[0].front().log_prob < -100);
+  // the other sentence of the batch gets what it gets alone, without a prefix
+  const auto alone = beam_search(model, one_sentence(7, 3), opt)[0];
+  CHECK(got[1].front().tokens == alone.front().tokens);
+  CHECK(got[1].front().log_prob == alone.front().log_prob);
+  SearchConstraints wrong;
+  wrong.prefixes = {{kEosId}, {}};
+  CHECK_THROWS_WITH(beam_search(model, make_batch({a, b}, {}), opt, true, wrong),
+                    Catch::Contains("is not a word piece"));
+}

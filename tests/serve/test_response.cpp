@@ -66,7 +66,7 @@ TEST_CASE("n-best or alignment requests get lists of objects", "[serve]") {
       hard_alignment(tok.source(), r[0].source_tokens, tok.target(), r[0].nbest[0].tokens, r[0].nbest[0].attention));
   CHECK_FALSE(alignment.empty());
   CHECK(first[0]["alignment"] == alignment);
-  CHECK(body["translations"][1] == json::array({{{"text", ""}, {"score", 0.0}, {"alignment", ""}}}));
+  CHECK(body["translations"][1] == json::array({{{"text", ""}, {"score", 0.0}, {"log_prob", 0.0}, {"alignment", ""}}}));
 
   request.alignment = false;  // n-best alone: no alignment field
   const json plain = json::parse(translate_response(request, r, tok, "m", 1));

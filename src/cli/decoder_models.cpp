@@ -1,0 +1,32 @@
+#include "cli/decoder_models.hpp"
+
+#include "util/error.hpp"
+
+namespace heed::cli {
+
+DecoderModels::DecoderModels(const std::vector<std::string>& dirs) : dirs_(dirs) {
+  if (dirs_.empty()) throw UsageError("-m: give at least one model directory");
+  for (const auto& dir : dirs_) bundles_.push_back(load_model_dir(dir));
+  if (bundles_.size() == 1) return;
+  const Tokenizers& first = bundles_.front().tokenizers;
+  std::vector<Seq2Seq*> members;
+  for (size_t i = 0; i < bundles_.size(); ++i) {
+    const Tokenizers& mine = bundles_[i].tokenizers;
+    for (const auto& [side, same] : {std::pair{"target", mine.target().to_json() == first.target().to_json()},
+                                     std::pair{"source", mine.source().to_json() == first.source().to_json()}})
+      if (!same)
+        throw UsageError("-m " + dirs_[i] + ": its " + side + " tokenizer differs from that of -m " + dirs_[0] +
+                         "; an ensemble's models need the same vocabularies (train them on the same data, or with tokenizer.path set to one tokenizer.json)");
+    members.push_back(bundles_[i].model.get());
+  }
+  ensemble_ = std::make_unique<Ensemble>(members);
+}
+
+std::string DecoderModels::description() const {
+  if (!ensemble_) return bundles_.front().model->arch() + " model";
+  std::string archs;
+  for (const auto& b : bundles_) archs += (archs.empty() ? "" : " + ") + b.model->arch();
+  return "ensemble of " + std::to_string(bundles_.size()) + " models (" + archs + ")";
+}
+
+}  // namespace heed::cli

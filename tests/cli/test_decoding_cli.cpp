@@ -1,0 +1,253 @@
+// The decoding features of heed translate and heed score as a user runs them: ensembles (-m
+// repeated), --prefix, --sampling, and forced scores. The models are tiny random-weight ones
+// (model_fixture.hpp): outputs are arbitrary but deterministic. tests/decode checks the numbers
+// against hand computations; this checks the wiring, the formats and the errors.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "model_fixture.hpp"
+#include "util/atomic_file.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kHeed = std::string(HEED_BINARY) + " --threads 1 --quiet";
+const std::string kDir = "decoding_cli";
+const std::vector<std::string> kLines = {"The file was not found.", "", "Datei nicht gefunden",
+                                         "Calibre can automatically fetch news from a number of websites."};
+
+struct Result {
+  int exit_code;
+  std::string out, err;
+};
+
+Result run(const std::string& command) {
+  const std::string out = kDir + "/run.out", err = kDir + "/run.err";
+  const int status = std::system(("(" + command + ") > " + out + " 2> " + err).c_str());
+  Result r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, heed::read_file(out), heed::read_file(err)};
+  fs::remove(out);
+  fs::remove(err);
+  return r;
+}
+
+std::string write_lines(const std::string& name, const std::vector<std::string>& lines) {
+  std::string text;
+  for (const auto& l : lines) text += l + "\n";
+  heed::write_file_atomic(kDir + "/" + name, text);
+  return kDir + "/" + name;
+}
+
+struct Models {
+  std::string gru, transformer, other_vocab, input;
+};
+
+const Models& models() {
+  static const Models m = [] {
+    fs::remove_all(kDir);
+    Models out;
+    out.gru = heed::test::make_tiny_model_dir(kDir + "/gru");
+    out.transformer = heed::test::make_tiny_model_dir(kDir + "/transformer", heed::Arch::transformer);
+    out.other_vocab = heed::test::make_tiny_model_dir(kDir + "/other", heed::Arch::gru_bahdanau, 420);
+    out.input = write_lines("input.txt", kLines);
+    return out;
+  }();
+  return m;
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+std::vector<std::string> split_fields(const std::string& line) {  // on " ||| "
+  std::vector<std::string> fields;
+  size_t start = 0;
+  for (size_t p; (p = line.find(" ||| ", start)) != std::string::npos; start = p + 5)
+    fields.push_back(line.substr(start, p - start));
+  fields.push_back(line.substr(start));
+  return fields;
+}
+
+}  // namespace
+
+TEST_CASE("translate -m A -m B: an ensemble; a model with itself translates as the model alone", "[cli][ensemble]") {
+  const Models& m = models();
+  const Result alone = run(kHeed + " translate -m " + m.gru + " --scores -i " + m.input);
+  const Result twice = run(kHeed + " translate -m " + m.gru + " -m " + m.gru + " --scores -i " + m.input);
+  REQUIRE(alone.exit_code == 0);
+  REQUIRE(twice.exit_code == 0);
+  const auto a = split_lines(alone.out), b = split_lines(twice.out);
+  REQUIRE(a.size() == kLines.size());
+  REQUIRE(b.size() == kLines.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const auto fa = split_fields(a[i]), fb = split_fields(b[i]);
+    REQUIRE(fa.size() == 3);
+    REQUIRE(fb.size() == 3);
+    CHECK(fa[0] == fb[0]);
+    CHECK(std::stod(fa[2]) == Approx(std::stod(fb[2])).margin(1e-3));
+  }
+  // Two different architectures: n-best lists, beams and batches as for one model.
+  const Result mixed = run(kHeed + " translate -m " + m.gru + " -m " + m.transformer +
+                           " --beam 3 --nbest 2 --batch-size 1 -i " + m.input);
+  INFO(mixed.err);
+  REQUIRE(mixed.exit_code == 0);
+  CHECK(split_lines(mixed.out).size() == 3 * 2 + 1);
+  CHECK(run(kHeed + " translate -m " + m.gru + " -m " + m.transformer + " --beam 3 --nbest 2 -i " + m.input).out ==
+        mixed.out);
+  CHECK(mixed.out != run(kHeed + " translate -m " + m.gru + " --beam 3 --nbest 2 -i " + m.input).out);
+
+  const Result other = run(kHeed + " translate -m " + m.gru + " -m " + m.other_vocab + " -i " + m.input);
+  CHECK(other.exit_code == 2);
+  CHECK(other.err.find("-m " + m.other_vocab + ": its target tokenizer differs from that of -m " + m.gru) !=
+        std::string::npos);
+  CHECK(other.out.empty());
+}
+
+TEST_CASE("translate --prefix: each translation starts with its line's prefix", "[cli][prefix]") {
+  const Models& m = models();
+  const std::string prefixes = write_lines("prefix.txt", {"Die Datei", "Das", "", "Calibre kann"});
+  for (const std::string& model : {m.gru, m.transformer}) {
+    const Result r = run(kHeed + " translate -m " + model + " --beam 3 --nbest 3 --prefix " + prefixes + " -i " + m.input);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto lines = split_lines(r.out);
+    REQUIRE(lines.size() == 3 * 3 + 1);
+    // Without a prefix, a line gets what it gets without --prefix (its beam's rows are batched
+    // with other rows, so scores may differ in the last bits).
+    const auto plain = split_lines(run(kHeed + " translate -m " + model + " --beam 3 --nbest 3 -i " + m.input).out);
+    REQUIRE(plain.size() == lines.size());
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const auto fields = split_fields(lines[i]);
+      REQUIRE(fields.size() == 3);
+      if (fields[0] == "0") CHECK(fields[1].rfind("Die Datei", 0) == 0);
+      if (fields[0] == "1") CHECK(fields[1].empty());  // an empty input stays empty, prefix or not
+      if (fields[0] == "2") {
+        const auto expected = split_fields(plain[i]);
+        CHECK(fields[1] == expected[1]);
+        CHECK(std::stod(fields[2]) == Approx(std::stod(expected[2])).margin(1e-5));
+      }
+      if (fields[0] == "3") CHECK(fields[1].rfind("Calibre kann", 0) == 0);
+    }
+  }
+  // One prefix per input line, else one clear error and no output file.
+  const std::string short_prefixes = write_lines("short-prefix.txt", {"Die Datei", ""});
+  const Result r = run(kHeed + " translate -m " + m.gru + " --prefix " + short_prefixes + " -i " + m.input + " -o " +
+                       kDir + "/prefixed.txt");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("--prefix " + short_prefixes + ": ends after line 2, but " + m.input + " has more lines") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(kDir + "/prefixed.txt"));
+  const std::string long_prefixes = write_lines("long-prefix.txt", {"a", "b", "c", "d", "e"});
+  const Result extra = run(kHeed + " translate -m " + m.gru + " --prefix " + long_prefixes + " -i " + m.input);
+  CHECK(extra.exit_code == 1);
+  CHECK(extra.err.find("has more lines than") != std::string::npos);
+}
+
+TEST_CASE("translate --sampling: n samples per line, reproducible for a seed whatever the batching and threads",
+          "[cli][sampling]") {
+  const Models& m = models();
+  const std::string base = kHeed + " translate -m " + m.gru + " -i " + m.input + " --sampling topk:20 --nbest 7";
+  const Result r = run(base + " --sampling-seed 5");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto lines = split_lines(r.out);
+  REQUIRE(lines.size() == 3 * 7 + 1);  // nbest may exceed the beam (5) when sampling
+  CHECK(run(base + " --sampling-seed 5").out == r.out);
+  CHECK(run(base + " --sampling-seed 5 --batch-size 1").out == r.out);
+  CHECK(run(std::string(HEED_BINARY) + " --threads 2 --quiet translate -m " + m.gru + " -i " + m.input +
+            " --sampling topk:20 --nbest 7 --sampling-seed 5")
+            .out == r.out);
+  CHECK(run(base + " --sampling-seed 6").out != r.out);
+  // a line's samples are seeded by its line number: the same line elsewhere draws others
+  const std::string repeated = write_lines("repeated.txt", {kLines[0], kLines[0]});
+  const auto samples = split_lines(run(kHeed + " translate -m " + m.gru + " -i " + repeated +
+                                       " --sampling full --nbest 3 --sampling-seed 5")
+                                       .out);
+  REQUIRE(samples.size() == 6);
+  CHECK(split_fields(samples[0])[1] != split_fields(samples[3])[1]);
+  // greedy-like sampling (topk:1) is greedy search
+  CHECK(run(kHeed + " translate -m " + m.gru + " -i " + m.input + " --sampling topk:1").out ==
+        run(kHeed + " translate -m " + m.gru + " -i " + m.input + " --beam 1").out);
+
+  const Result bad = run(base + " --sampling top3");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--sampling") != std::string::npos);
+  CHECK(bad.err.find("\"topk:K\"") != std::string::npos);
+  const Result cold = run(base + " --temperature 0");
+  CHECK(cold.exit_code == 2);
+  CHECK(cold.err.find("--temperature") != std::string::npos);
+}
+
+TEST_CASE("heed score: forced log-probabilities per line pair, per token with --tokens", "[cli][score]") {
+  const Models& m = models();
+  const std::string targets = write_lines("targets.txt", {"Die Datei wurde nicht gefunden.", "Hallo",
+                                                          "File not found", "Calibre kann Nachrichten holen."});
+  const Result r = run(kHeed + " score -m " + m.transformer + " -s " + m.input + " -t " + targets + " --tokens");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto lines = split_lines(r.out);
+  REQUIRE(lines.size() == kLines.size());
+  for (const auto& line : lines) {
+    const auto fields = split_fields(line);
+    REQUIRE(fields.size() == 3);
+    const double log_prob = std::stod(fields[0]), score = std::stod(fields[1]);
+    CHECK(log_prob < 0);
+    std::istringstream tokens(fields[2]);
+    double sum = 0;
+    int count = 0;
+    std::string last;
+    for (std::string t; tokens >> t; ++count) {
+      sum += std::stod(t.substr(t.rfind('=') + 1));
+      last = t.substr(0, t.rfind('='));
+    }
+    CHECK(last == "</s>");
+    CHECK(sum == Approx(log_prob).margin(1e-5 * count + 1e-5));
+    CHECK(score == Approx(log_prob / count).margin(1e-5));  // length penalty 1: per token, </s> included
+  }
+  // the same pairs without --tokens, in another batching; an ensemble of the model with itself
+  const Result plain = run(kHeed + " score -m " + m.transformer + " -s " + m.input + " -t " + targets +
+                           " --batch-size 1 --length-penalty 0");
+  const Result twice = run(kHeed + " score -m " + m.transformer + " -m " + m.transformer + " -s " + m.input + " -t " +
+                           targets + " -o " + kDir + "/scores.txt");
+  REQUIRE(plain.exit_code == 0);
+  REQUIRE(twice.exit_code == 0);
+  const auto p = split_lines(plain.out), e = split_lines(heed::read_file(kDir + "/scores.txt"));
+  REQUIRE(p.size() == lines.size());
+  REQUIRE(e.size() == lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const double expected = std::stod(split_fields(lines[i])[0]);
+    CHECK(std::stod(split_fields(p[i])[0]) == Approx(expected).margin(1e-4));
+    CHECK(std::stod(split_fields(p[i])[1]) == std::stod(split_fields(p[i])[0]));  // alpha 0: the sum
+    CHECK(std::stod(split_fields(e[i])[0]) == Approx(expected).margin(1e-4));
+  }
+}
+
+TEST_CASE("heed score: unaligned files and over-long lines are errors, never cut", "[cli][score]") {
+  const Models& m = models();
+  const std::string three = write_lines("three.txt", {"a", "b", "c"});
+  const Result r = run(kHeed + " score -m " + m.gru + " -s " + m.input + " -t " + three + " -o " + kDir + "/s.txt");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find(three + " ends after line 3, but " + m.input + " has more lines") != std::string::npos);
+  CHECK_FALSE(fs::exists(kDir + "/s.txt"));
+
+  std::string long_line;
+  for (int i = 0; i < 1100; ++i) long_line += "x ";
+  const std::string sources = write_lines("long-src.txt", {"a", "b"});
+  const std::string long_targets = write_lines("long-tgt.txt", {"a", long_line});
+  const Result long_r = run(kHeed + " score -m " + m.transformer + " -s " + sources + " -t " + long_targets);
+  CHECK(long_r.exit_code == 1);
+  CHECK(long_r.err.find(long_targets + ":2: ") != std::string::npos);
+  CHECK(long_r.err.find("the model scores at most 1023") != std::string::npos);
+}
