@@ -36,8 +36,14 @@ struct PackedWeight {
   Tensor plain;   // w itself, maybe strided (the fallback should oneDNN choose another layout for some shape)
   Tensor packed;  // the blocked copy, an opaque float buffer
   int64_t out = 0, in = 0;
+  // int8 weights (pack_weight_int8): `packed` holds q, w's rows quantized to int8, in the int8
+  // product's layout, `scales` [O] their scales (w[o] ≈ scales[o] · q[o]) and `plain` the
+  // dequantized w. Products then quantize x per row on the fly: see tensor/quantize.hpp.
+  Tensor scales;
+  bool is_int8() const { return scales.defined(); }
 };
 PackedWeight pack_weight(const Tensor& w);
+PackedWeight pack_weight_int8(const Tensor& w);
 // x[..., I] · wᵀ + bias without autograd (decoding); bias may be undefined. Equal to linear()
 // up to float rounding (the blocked kernels sum in another order).
 Tensor linear(const Tensor& x, const PackedWeight& w, const Tensor& bias);

@@ -10,6 +10,7 @@
 
 #include "tensor/dnnl_context.hpp"
 #include "tensor/ops.hpp"
+#include "tensor/quantize.hpp"
 #include "util/error.hpp"
 
 namespace heed {
@@ -295,6 +296,101 @@ PackedWeight pack_weight(const Tensor& w) {
   return p;
 }
 
+namespace {
+
+// The int8 product q_x [M, I] · (packed q_wᵀ) [I, O] → f32, scaled per output column by the
+// weight scales (a runtime argument). Cached by shape like packed_matmul.
+struct Int8Entry {
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul prim;
+  memory src, weights, dst, scales;
+  std::unordered_map<int, memory> args;
+  bool takes_packed = true;
+};
+
+Int8Entry& int8_matmul(int64_t M, int64_t in, int64_t out) {
+  std::string key = "matmul_s8#";
+  append_dims(key, {M, in, out});
+  return dnnl_ctx::cached<Int8Entry>(key, [&] {
+    const auto s8 = memory::data_type::s8, f32 = memory::data_type::f32;
+    memory::desc amd({M, in}, s8, memory::format_tag::ab), cmd({M, out}, f32, memory::format_tag::ab);
+    memory::desc bmd({in, out}, s8, memory::format_tag::any);
+    dnnl::primitive_attr attr;
+    attr.set_output_scales(1 << 1, {DNNL_RUNTIME_F32_VAL});
+    auto& eng = dnnl_ctx::engine();
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(amd, bmd, cmd), attr, eng);
+    Int8Entry e{pd,
+                dnnl::matmul(pd),
+                memory(pd.src_desc(), eng, nullptr),
+                memory(pd.weights_desc(), eng, nullptr),
+                memory(pd.dst_desc(), eng, nullptr),
+                memory(memory::desc({out}, f32, memory::format_tag::a), eng, nullptr),
+                {}};
+    e.args = {{DNNL_ARG_SRC, e.src},
+              {DNNL_ARG_WEIGHTS, e.weights},
+              {DNNL_ARG_DST, e.dst},
+              {DNNL_ARG_ATTR_OUTPUT_SCALES, e.scales}};
+    if (M != kPackingRows)
+      e.takes_packed = e.pd.weights_desc() == int8_matmul(kPackingRows, in, out).pd.weights_desc();
+    return e;
+  });
+}
+
+// y = x · wᵀ (+ bias) on int8 weights: x quantized per row, an exact int8 product, rescaled.
+void linear_int8_into(const Tensor& y, const Tensor& x, const PackedWeight& w, const Tensor& bias, bool accumulate) {
+  const int64_t M = x.numel() / w.in;
+  auto& e = int8_matmul(M, w.in, w.out);
+  if (!e.takes_packed) {  // another layout for this row count: the fp32 product of the dequantized weights
+    const Tensor b = w.plain.contiguous();
+    const Tensor bias_v = bias.defined() ? bias.contiguous().reshape({w.out}) : Tensor();
+    run_matmul(y.reshape({M, w.out}), x.reshape({M, w.in}), false, b, true, bias.defined() ? &bias_v : nullptr,
+               accumulate);
+    return;
+  }
+  thread_local std::vector<int8_t> qx;
+  thread_local std::vector<float> sx;
+  qx.resize(static_cast<size_t>(M * w.in));
+  sx.resize(static_cast<size_t>(M));
+  for (int64_t m = 0; m < M; ++m) sx[m] = quantize_row(x.data() + m * w.in, w.in, qx.data() + m * w.in);
+  const Tensor product = accumulate ? Tensor::empty({M, w.out}) : y;
+  e.src.set_data_handle(qx.data());
+  e.weights.set_data_handle(w.packed.data());
+  e.dst.set_data_handle(product.data());
+  e.scales.set_data_handle(w.scales.data());
+  e.prim.execute(dnnl_ctx::stream(), e.args);
+  dnnl_ctx::stream().wait();
+  const float* b = bias.defined() ? bias.contiguous().data() : nullptr;
+  float* out = y.data();
+  const float* p = product.data();
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t o = 0; o < w.out; ++o) {
+      const float v = p[m * w.out + o] * sx[m] + (b ? b[o] : 0.f);
+      out[m * w.out + o] = accumulate ? out[m * w.out + o] + v : v;
+    }
+}
+
+}  // namespace
+
+PackedWeight pack_weight_int8(const Tensor& w) {
+  if (w.ndim() != 2) throw Error("pack_weight_int8: a 2-D weight [out, in] expected, got " + shape_str(w.shape()));
+  const QuantizedRows q = quantize_rows(w, int8_weight_levels());
+  PackedWeight p;
+  p.out = q.rows;
+  p.in = q.cols;
+  p.plain = dequantize_rows(q);
+  p.scales = Tensor::from_vector({p.out}, q.scales);
+  auto& e = int8_matmul(kPackingRows, p.in, p.out);
+  const memory::desc& packed_md = e.pd.weights_desc();
+  p.packed = Tensor::empty({static_cast<int64_t>((packed_md.get_size() + sizeof(float) - 1) / sizeof(float))});
+  // q is [O, I] row-major: as the [I, O] operand it is read with strides {1, I}.
+  memory plain_mem(memory::desc({p.in, p.out}, memory::data_type::s8, memory::dims{1, p.in}), dnnl_ctx::engine(),
+                   const_cast<int8_t*>(q.values.data()));
+  memory packed_mem(packed_md, dnnl_ctx::engine(), p.packed.data());
+  dnnl::reorder(plain_mem, packed_mem).execute(dnnl_ctx::stream(), plain_mem, packed_mem);
+  dnnl_ctx::stream().wait();
+  return p;
+}
+
 Tensor linear(const Tensor& x, const PackedWeight& w, const Tensor& bias) {
   Shape out_shape = x.shape();
   out_shape.back() = w.out;
@@ -312,6 +408,10 @@ void linear_into(const Tensor& y, const Tensor& x, const PackedWeight& w, const 
   if (!y.is_contiguous() || y.numel() != M * w.out)
     throw Error("linear: result " + shape_str(y.shape()) + " for " + std::to_string(M) + " rows of " +
                 std::to_string(w.out));
+  if (w.is_int8()) {
+    linear_int8_into(y, xv, w, bias, accumulate);
+    return;
+  }
   Tensor bias_v = bias.defined() ? bias.contiguous().reshape({w.out}) : Tensor();
   auto& e = packed_matmul(M, w.in, w.out, bias.defined(), accumulate);
   if (!e.takes_packed) {  // x · wᵀ; a transposed view is multiplied as the dense weight it views
