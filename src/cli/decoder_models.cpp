@@ -1,5 +1,8 @@
 #include "cli/decoder_models.hpp"
 
+#include <spdlog/spdlog.h>
+
+#include "tensor/quantize.hpp"
 #include "util/error.hpp"
 
 namespace heed::cli {
@@ -22,10 +25,25 @@ DecoderModels::DecoderModels(const std::vector<std::string>& dirs) : dirs_(dirs)
   ensemble_ = std::make_unique<Ensemble>(members);
 }
 
+void DecoderModels::set_precision(DecodingPrecision precision) {
+  bool any_int8 = false;
+  for (auto& b : bundles_) {
+    const bool int8 = precision == DecodingPrecision::int8 || (precision == DecodingPrecision::auto_ && b.int8);
+    b.model->set_step_precision(int8 ? StepPrecision::int8 : StepPrecision::fp32);
+    any_int8 = any_int8 || int8;
+  }
+  if (any_int8 && int8_weight_levels() < 127)
+    spdlog::warn("this CPU has no VNNI: int8 products use 7-bit weights (see tensor/quantize.hpp) and run at its "
+                 "int8 rate without VNNI; --precision fp32 decodes with the same weights in fp32");
+}
+
 std::string DecoderModels::description() const {
-  if (!ensemble_) return bundles_.front().model->arch() + " model";
+  const auto name = [](const ModelBundle& b) {
+    return b.model->arch() + (b.model->step_precision() == StepPrecision::int8 ? " int8" : "");
+  };
+  if (!ensemble_) return name(bundles_.front()) + " model";
   std::string archs;
-  for (const auto& b : bundles_) archs += (archs.empty() ? "" : " + ") + b.model->arch();
+  for (const auto& b : bundles_) archs += (archs.empty() ? "" : " + ") + name(b);
   return "ensemble of " + std::to_string(bundles_.size()) + " models (" + archs + ")";
 }
 

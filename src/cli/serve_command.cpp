@@ -8,9 +8,9 @@
 #include <memory>
 #include <string>
 
+#include "cli/decoder_models.hpp"
 #include "cli/registry.hpp"
 #include "serve/server.hpp"
-#include "train/checkpoint.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
 #include "util/threads.hpp"
@@ -20,7 +20,7 @@ namespace heed::cli {
 namespace {
 
 struct ServeArgs {
-  std::string model_dir, host = "127.0.0.1", precision = "fp32";
+  std::string model_dir, host = "127.0.0.1", precision = "auto";
   int port = 8080, max_batch_tokens = 0, max_wait_ms = 10, max_sentences = 256, max_sentence_length = 0, max_beam = 16,
       timeout_ms = 30000, io_threads = 64;
   size_t max_request_bytes = 1 << 20;
@@ -39,10 +39,11 @@ bool is_loopback(const std::string& host) {
 }
 
 void run_serve(const ServeArgs& args) {
-  if (args.precision != "fp32")
-    throw UsageError("--precision " + args.precision + " is not available: only fp32 exists so far");
-  ModelBundle bundle = load_model_dir(args.model_dir);
-  const Config& config = bundle.config;
+  DecoderModels models({args.model_dir});
+  nlohmann::json with_precision = to_json(models.config());
+  apply_override(with_precision, "decoding.precision=" + args.precision, "--precision");
+  const Config config = config_from_json(with_precision, args.model_dir + ": the command line");
+  models.set_precision(config.decoding.precision);
 
   serve::ServeOptions options;
   serve::ServiceOptions& service = options.service;
@@ -68,7 +69,7 @@ void run_serve(const ServeArgs& args) {
 
   const DecodingConfig& defaults = config.decoding;
   serve::run_server(
-      *bundle.model, bundle.tokenizers, defaults, options,
+      models.model(), models.tokenizers(), defaults, options,
       [&](int port) {
         const std::string url = "http://" +
                                 (args.host.find(':') != std::string::npos ? "[" + args.host + "]" : args.host) + ":" +
@@ -76,8 +77,8 @@ void run_serve(const ServeArgs& args) {
         // The address on standard output (scripts read it, e.g. with --port 0), the rest in the log.
         std::printf("%s\n", url.c_str());
         std::fflush(stdout);
-        spdlog::info("serve: {} model '{}' on {}: {} decoding worker(s), batches of up to {} tokens, wait up to {} ms",
-                     bundle.model->arch(), http.model_name, url, service.workers, service.batching.max_batch_tokens,
+        spdlog::info("serve: {} '{}' on {}: {} decoding worker(s), batches of up to {} tokens, wait up to {} ms",
+                     models.description(), http.model_name, url, service.workers, service.batching.max_batch_tokens,
                      args.max_wait_ms);
       },
       [] { return interrupted(); });
@@ -104,7 +105,8 @@ void add_serve_command(CLI::App& app, Registry& registry) {
                   "longest a sentence waits for others to share its batch; 0 = decode at once")
       ->check(CLI::Range(0, 60000))
       ->capture_default_str();
-  sub->add_option("--precision", args->precision, "weights' number format; only fp32 exists so far")
+  sub->add_option("--precision", args->precision,
+                  "products of the decoder's steps: int8, fp32, or auto (int8 for a model written by heed quantize)")
       ->capture_default_str();
   sub->add_option("--max-request-bytes", args->max_request_bytes, "larger request bodies are refused (413)")
       ->check(CLI::PositiveNumber)

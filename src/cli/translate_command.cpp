@@ -80,6 +80,7 @@ void run_translate(const TranslateArgs& args) {
   const Tokenizers& tokenizers = models.tokenizers();
   const Config config = translate_config(models.config(), args);
   const DecodingConfig& decoding = config.decoding;
+  models.set_precision(decoding.precision);
   const int max_input_length = input_length_limit(config);
   // Moses n-best lines when more than one hypothesis is asked for, or --nbest is given.
   const bool nbest_lines = decoding.nbest > 1 || args.decoding_flags->given("decoding.nbest");

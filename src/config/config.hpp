@@ -34,6 +34,7 @@ enum class ScheduleKind { constant, inverse_sqrt, linear, cosine };
 //           --batch-tokens, so the two can be compared on equal batches).
 enum class BatchUnit { padded, target };
 enum class ValidationMetric { bleu, cross_entropy };  // "bleu", "cross-entropy"
+enum class DecodingPrecision { auto_, fp32, int8 };   // "auto": int8 for an int8 model file, else fp32
 
 std::string_view name_of(Arch value);
 std::string_view name_of(Task value);
@@ -43,6 +44,7 @@ std::string_view name_of(OptimizerKind value);
 std::string_view name_of(ScheduleKind value);
 std::string_view name_of(BatchUnit value);
 std::string_view name_of(ValidationMetric value);
+std::string_view name_of(DecodingPrecision value);
 
 struct GruConfig {
   int emb_dim = 256;
@@ -189,6 +191,7 @@ struct DecodingConfig {
   Sampling sampling;         // none = beam search
   float temperature = 1.0f;  // sampling: the distribution is softmax(logits / temperature)
   uint64_t sampling_seed = 1;  // sampling: with the input line number, seeds each sentence's draws
+  DecodingPrecision precision = DecodingPrecision::auto_;  // of the decoder's step products
   bool operator==(const DecodingConfig&) const = default;
 };
 

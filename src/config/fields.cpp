@@ -169,6 +169,8 @@ constexpr Spelling<ScheduleKind> kSchedules[] = {{ScheduleKind::constant, "const
                                                  {ScheduleKind::linear, "linear"},
                                                  {ScheduleKind::cosine, "cosine"}};
 constexpr Spelling<BatchUnit> kBatchUnits[] = {{BatchUnit::padded, "padded"}, {BatchUnit::target, "target"}};
+constexpr Spelling<DecodingPrecision> kDecodingPrecisions[] = {
+    {DecodingPrecision::auto_, "auto"}, {DecodingPrecision::fp32, "fp32"}, {DecodingPrecision::int8, "int8"}};
 constexpr Spelling<ValidationMetric> kValidationMetrics[] = {{ValidationMetric::bleu, "bleu"},
                                                              {ValidationMetric::cross_entropy, "cross-entropy"}};
 
@@ -498,6 +500,9 @@ const std::vector<Field>& table() {
       unsigned64("decoding.sampling_seed", HEED_AT(decoding.sampling_seed),
                  "Sampling: seeds each input line's draws (with its line number), so that samples do not depend on "
                  "batching or threads."),
+      choice("decoding.precision", HEED_AT(decoding.precision), kDecodingPrecisions,
+             "Products of the decoder's steps: int8 (weights quantized by rows, activations on the fly), fp32, or "
+             "auto (int8 for a model written by heed quantize, else fp32)."),
   };
   return fields;
 }
@@ -560,6 +565,10 @@ std::string sampling_name(const Sampling& sampling) {
     }
   }
   return "none";
+}
+
+std::string_view name_of(DecodingPrecision value) {
+  return config_fields::spelling(config_fields::kDecodingPrecisions, value);
 }
 
 std::string_view name_of(Arch value) { return config_fields::spelling(config_fields::kArchs, value); }

@@ -121,6 +121,11 @@ std::string Ensemble::arch() const {
 int Ensemble::max_target_positions() const { return tightest(members_, &Seq2Seq::max_target_positions); }
 int Ensemble::max_source_positions() const { return tightest(members_, &Seq2Seq::max_source_positions); }
 
+void Ensemble::set_step_precision(StepPrecision precision) {
+  Seq2Seq::set_step_precision(precision);
+  for (Seq2Seq* m : members_) m->set_step_precision(precision);
+}
+
 void Ensemble::hold_step_weights(bool on) {
   if (!on) {
     holds_.clear();

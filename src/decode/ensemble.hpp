@@ -37,6 +37,7 @@ class Ensemble : public Seq2Seq {
   int max_target_positions() const override;
   int max_source_positions() const override;
   void hold_step_weights(bool on) override;
+  void set_step_precision(StepPrecision precision) override;
 
   size_t size() const { return members_.size(); }
 

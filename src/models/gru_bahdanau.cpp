@@ -187,7 +187,7 @@ class GruBahdanau : public Seq2Seq {
     if (!on) return;
     for (size_t l = 0; l < enc_fwd_.size(); ++l)
       for (const GruWeights* direction : {&enc_fwd_[l], &enc_bwd_[l]})
-        held_encoder_w_hh_.push_back(pack_weight(direction->weight_hh.value()));
+        held_encoder_w_hh_.push_back(pack_step_weight(direction->weight_hh.value()));
   }
 
   StepOutput step(DecoderState& state, const std::vector<int32_t>& previous) override {
@@ -224,7 +224,7 @@ class GruBahdanau : public Seq2Seq {
     NoGradGuard no_grad;
     const int64_t E = c_.emb_dim, D = c_.dec_hidden, H2 = 2 * c_.enc_hidden;
     auto w = std::make_shared<GruStepWeights>();
-    w->state_w = pack_weight(concat({att_query_.weight, cell_.weight_hh}, 0).value());
+    w->state_w = pack_step_weight(concat({att_query_.weight, cell_.weight_hh}, 0).value());
     w->state_b = concat({att_query_.bias, cell_.bias_hh}, 0).value();
     auto w_ih = split(cell_.weight_ih, {E, H2}, 1);    // [3D, E], [3D, 2H]: input [e; c]
     auto w_o = split(readout_.weight, {D, H2, E}, 1);  // [L, D], [L, 2H], [L, E]: input [s; c; e]
@@ -232,8 +232,8 @@ class GruBahdanau : public Seq2Seq {
         concat({linear(tgt_emb_.weight, w_ih[0], cell_.bias_ih), linear(tgt_emb_.weight, w_o[2], readout_.bias)}, -1)
             .value();
     w->by_context = concat({w_ih[1], w_o[1]}, 0).value();
-    w->readout_state_w = pack_weight(w_o[0].value());
-    w->out_w = pack_weight(out_.weight.value());
+    w->readout_state_w = pack_step_weight(w_o[0].value());
+    w->out_w = pack_step_weight(out_.weight.value());
     return w;
   }
 

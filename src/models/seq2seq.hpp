@@ -14,6 +14,8 @@
 
 namespace heed {
 
+enum class StepPrecision { fp32, int8 };
+
 struct EncoderOutput {
   Var states;                        // [B, S, D_enc], the annotations the decoder attends to
   std::vector<int32_t> src_lengths;  // [B] real source positions (incl. </s>)
@@ -78,6 +80,13 @@ class Seq2Seq {
   // outermost one calls this.
   virtual void hold_step_weights(bool /*on*/) {}
 
+  // How step() multiplies by its prepared weights (attention, feed-forward and GRU projections,
+  // the vocabulary projection): in fp32, or as int8 products (weights quantized by rows,
+  // activations on the fly; tensor/quantize.hpp). The encoder and the weights used once per
+  // batch stay fp32. Takes effect when the step weights are next prepared (start() or a hold).
+  virtual void set_step_precision(StepPrecision precision) { step_precision_ = precision; }
+  StepPrecision step_precision() const { return step_precision_; }
+
   ParameterSet& parameters() { return params_; }
   const ParameterSet& parameters() const { return params_; }
   void set_training(bool on) { training_ = on; }
@@ -87,10 +96,15 @@ class Seq2Seq {
  protected:
   explicit Seq2Seq(uint64_t seed) : rng_(seed) {}
   Var drop(const Var& x, float p) { return training_ ? dropout(x, p, rng_) : x; }
+  // A step weight prepared for the step precision.
+  PackedWeight pack_step_weight(const Tensor& w) const {
+    return step_precision_ == StepPrecision::int8 ? pack_weight_int8(w) : pack_weight(w);
+  }
 
   ParameterSet params_;
   bool training_ = false;
   Rng rng_;
+  StepPrecision step_precision_ = StepPrecision::fp32;
 
  private:
   friend class StepWeightsHold;

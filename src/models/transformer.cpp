@@ -297,12 +297,13 @@ class Transformer : public Seq2Seq {
     auto w = std::make_shared<TransformerStepWeights>();
     for (const auto& layer : decoder_) {
       const MultiHeadAttention& a = layer.multihead_attn;
-      w->layers.push_back({pack_weight(layer.self_attn.in_proj_weight.value()),
-                           pack_weight(layer.self_attn.out_proj.weight.value()),
-                           pack_weight(a.in_proj_weight.value().slice(0, d)), pack_weight(a.out_proj.weight.value()),
-                           pack_weight(layer.linear1.weight.value()), pack_weight(layer.linear2.weight.value())});
+      w->layers.push_back({pack_step_weight(layer.self_attn.in_proj_weight.value()),
+                           pack_step_weight(layer.self_attn.out_proj.weight.value()),
+                           pack_step_weight(a.in_proj_weight.value().slice(0, d)),
+                           pack_step_weight(a.out_proj.weight.value()), pack_step_weight(layer.linear1.weight.value()),
+                           pack_step_weight(layer.linear2.weight.value())});
     }
-    w->vocab = pack_weight(tgt_emb_.weight.value());
+    w->vocab = pack_step_weight(tgt_emb_.weight.value());
     return w;
   }
 

@@ -1,20 +1,35 @@
 #include "train/checkpoint.hpp"
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 
 #include "io/safetensors.hpp"
+#include "tensor/quantize.hpp"
 #include "models/factory.hpp"
 #include "util/error.hpp"
 
 namespace heed {
 
+bool quantizable(const Tensor& t) { return t.ndim() == 2 && t.dim(0) >= 8 && t.dim(1) >= 8; }
+
 void save_parameters(const std::string& path, const ParameterSet& params,
-                     const std::map<std::string, std::string>& metadata) {
+                     const std::map<std::string, std::string>& metadata, bool int8) {
   SafeTensorFile file;
   for (const auto& [name, var] : params.all()) {
     const Tensor& v = var.value();
-    file.tensors[name] = SafeTensor::from_f32(v.shape(), v.to_vector());
+    if (!int8 || !quantizable(v)) {
+      file.tensors[name] = SafeTensor::from_f32(v.shape(), v.to_vector());
+      continue;
+    }
+    const QuantizedRows q = quantize_rows(v);
+    SafeTensor values;
+    values.dtype = "I8";
+    values.shape.assign(v.shape().begin(), v.shape().end());
+    values.data.resize(q.values.size());
+    std::memcpy(values.data.data(), q.values.data(), q.values.size());
+    file.tensors[name] = std::move(values);
+    file.tensors[name + kInt8ScalesSuffix] = SafeTensor::from_f32({q.rows}, q.scales);
   }
   file.metadata = metadata;
   if (!params.aliases().empty()) {
@@ -24,23 +39,64 @@ void save_parameters(const std::string& path, const ParameterSet& params,
     file.metadata["tied"] = tied + "}";
   }
   file.metadata["format"] = "pt";
+  if (int8) file.metadata["precision"] = "int8";
   write_safetensors(path, file);
 }
 
-void load_parameters(const std::string& path, const ParameterSet& params) {
+namespace {
+
+// An I8 tensor and its scales, dequantized into `into` (checked against the file).
+void load_int8(const std::string& path, const std::string& name, const SafeTensorFile& file, const Tensor& into) {
+  const SafeTensor& t = file.tensors.at(name);
+  const auto scales_it = file.tensors.find(name + kInt8ScalesSuffix);
+  if (scales_it == file.tensors.end())
+    throw Error(path + ": int8 tensor " + name + " has no scales (" + name + kInt8ScalesSuffix + ")");
+  const SafeTensor& scales = scales_it->second;
+  if (into.ndim() != 2 || scales.dtype != "F32" || scales.shape != std::vector<int64_t>{into.dim(0)})
+    throw Error(path + ": int8 tensor " + name + ": its scales " + name + kInt8ScalesSuffix +
+                " must be F32 with one value per row of " + shape_str(into.shape()));
+  QuantizedRows q;
+  q.rows = into.dim(0);
+  q.cols = into.dim(1);
+  q.values.resize(t.data.size());
+  std::memcpy(q.values.data(), t.data.data(), t.data.size());
+  q.scales = scales.as_f32();
+  for (float s : q.scales)
+    if (!(s > 0) || !std::isfinite(s)) throw Error(path + ": int8 tensor " + name + " has a scale that is not > 0");
+  const Tensor values = dequantize_rows(q);
+  std::memcpy(into.data(), values.data(), values.numel() * sizeof(float));
+}
+
+}  // namespace
+
+bool load_parameters(const std::string& path, const ParameterSet& params) {
   SafeTensorFile file = read_safetensors(path);
+  bool int8 = false;
   for (const auto& [name, var] : params.all()) {
     auto it = file.tensors.find(name);
     if (it == file.tensors.end()) throw Error(path + ": missing tensor " + name);
     const SafeTensor& t = it->second;
-    if (t.dtype != "F32") throw Error(path + ": tensor " + name + " has dtype " + t.dtype + ", expected F32");
+    if (t.dtype != "F32" && t.dtype != "I8")
+      throw Error(path + ": tensor " + name + " has dtype " + t.dtype + ", expected F32 (or I8 in an int8 file)");
     if (Shape(t.shape.begin(), t.shape.end()) != var.shape())
       throw Error(path + ": tensor " + name + " has shape " + shape_str(Shape(t.shape.begin(), t.shape.end())) +
                   ", the model expects " + shape_str(var.shape()));
-    std::memcpy(var.value().data(), t.data.data(), t.data.size());
+    if (t.dtype == "I8") {
+      load_int8(path, name, file, var.value());
+      int8 = true;
+    } else {
+      std::memcpy(var.value().data(), t.data.data(), t.data.size());
+    }
   }
-  for (const auto& [name, t] : file.tensors)
-    if (!params.contains(name)) throw Error(path + ": unexpected tensor " + name + " (not a parameter of this model)");
+  for (const auto& [name, t] : file.tensors) {
+    const size_t suffix = std::string(kInt8ScalesSuffix).size();
+    const bool scales_of_int8 = name.size() > suffix && name.compare(name.size() - suffix, suffix, kInt8ScalesSuffix) == 0 &&
+                                params.contains(name.substr(0, name.size() - suffix)) &&
+                                file.tensors.at(name.substr(0, name.size() - suffix)).dtype == "I8";
+    if (!params.contains(name) && !scales_of_int8)
+      throw Error(path + ": unexpected tensor " + name + " (not a parameter of this model)");
+  }
+  return int8;
 }
 
 ModelBundle load_model_dir(const std::string& dir, const std::string& weights) {
@@ -52,7 +108,7 @@ ModelBundle load_model_dir(const std::string& dir, const std::string& weights) {
   ModelBundle bundle{load_model_config(dir), Tokenizers::load(dir + "/tokenizer.json"), nullptr};
   bundle.model = make_model(bundle.config.model, bundle.tokenizers.source().vocab_size(),
                             bundle.tokenizers.target().vocab_size(), bundle.config.seed);
-  load_parameters(dir + "/" + weights, bundle.model->parameters());
+  bundle.int8 = load_parameters(dir + "/" + weights, bundle.model->parameters());
   return bundle;
 }
 

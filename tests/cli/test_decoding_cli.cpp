@@ -251,3 +251,46 @@ TEST_CASE("heed score: unaligned files and over-long lines are errors, never cut
   CHECK(long_r.err.find(long_targets + ":2: ") != std::string::npos);
   CHECK(long_r.err.find("the model scores at most 1023") != std::string::npos);
 }
+
+TEST_CASE("heed quantize writes an int8 model directory that translate detects", "[cli][int8]") {
+  const Models& m = models();
+  const std::string int8 = kDir + "/gru-int8";
+  fs::remove_all(int8);
+  const Result q = run(std::string(HEED_BINARY) + " --threads 1 quantize -m " + m.gru + " -o " + int8);
+  INFO(q.err);
+  REQUIRE(q.exit_code == 0);
+  CHECK(q.err.find("to int8; model.safetensors") != std::string::npos);
+  for (const char* file : {"config.json", "tokenizer.json", "model.safetensors"}) CHECK(fs::exists(int8 + "/" + file));
+  CHECK(fs::file_size(int8 + "/model.safetensors") < fs::file_size(m.gru + "/model.safetensors"));
+  CHECK(heed::read_file(int8 + "/tokenizer.json") == heed::read_file(m.gru + "/tokenizer.json"));
+
+  // translate detects it (auto), and runs it in fp32 when asked
+  const Result t = run(std::string(HEED_BINARY) + " --threads 1 translate -m " + int8 + " -i " + m.input);
+  INFO(t.err);
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.err.find("gru-bahdanau int8 model") != std::string::npos);
+  CHECK(split_lines(t.out).size() == kLines.size());
+  const Result f = run(std::string(HEED_BINARY) + " --threads 1 translate -m " + int8 + " --precision fp32 -i " + m.input);
+  CHECK(f.exit_code == 0);
+  CHECK(f.err.find("gru-bahdanau model") != std::string::npos);
+  // an fp32 model quantized on load
+  const Result on_load = run(std::string(HEED_BINARY) + " --threads 1 translate -m " + m.gru + " --precision int8 -i " + m.input);
+  CHECK(on_load.exit_code == 0);
+  CHECK(on_load.err.find("gru-bahdanau int8 model") != std::string::npos);
+  // an ensemble of an int8 and an fp32 model
+  const Result mixed = run(kHeed + " translate -m " + int8 + " -m " + m.gru + " -i " + m.input);
+  CHECK(mixed.exit_code == 0);
+  CHECK(run(kHeed + " score -m " + int8 + " -s " + m.input + " -t " + m.input).exit_code == 0);
+
+  // nothing is overwritten; an int8 model is not quantized again; bad values are usage errors
+  const Result again = run(kHeed + " quantize -m " + m.gru + " -o " + int8);
+  CHECK(again.exit_code == 2);
+  CHECK(again.err.find("-o " + int8 + " exists") != std::string::npos);
+  const Result twice = run(kHeed + " quantize -m " + int8 + " -o " + kDir + "/int8-again");
+  CHECK(twice.exit_code == 2);
+  CHECK(twice.err.find("is already an int8 model") != std::string::npos);
+  CHECK_FALSE(fs::exists(kDir + "/int8-again"));
+  const Result bad = run(kHeed + " translate -m " + int8 + " --precision int4 -i " + m.input);
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--precision") != std::string::npos);
+}

@@ -275,7 +275,8 @@ TEST_CASE("serve: health, metrics and the page", "[cli][serve]") {
 TEST_CASE("serve: bad flags and a taken port", "[cli][serve]") {
   const Result precision = run(kHeed + " serve -m " + model_dir() + " --precision bf16", scratch("flags"));
   CHECK(precision.exit_code == 2);
-  CHECK(precision.err == "heed: error: --precision bf16 is not available: only fp32 exists so far\n");
+  CHECK(precision.err.find("--precision") != std::string::npos);
+  CHECK(precision.err.find("\"int8\"") != std::string::npos);
   const Result port = run(kHeed + " serve -m " + model_dir() + " --port 70000", scratch("flags"));
   CHECK(port.exit_code == 2);
   CHECK(port.err.rfind("heed: error: --port", 0) == 0);
