@@ -294,3 +294,24 @@ TEST_CASE("heed quantize writes an int8 model directory that translate detects",
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("--precision") != std::string::npos);
 }
+
+TEST_CASE("a trained model's int8 translations equal its fp32 ones (reverse task)", "[cli][int8]") {
+  const std::string fixture = std::string(HEED_TEST_FIXTURES) + "/reverse_gru";
+  const std::string int8 = kDir + "/reverse-int8";
+  fs::remove_all(int8);
+  REQUIRE(run(kHeed + " quantize -m " + fixture + " -o " + int8).exit_code == 0);
+  const double ratio = double(fs::file_size(fixture + "/model.safetensors")) / fs::file_size(int8 + "/model.safetensors");
+  INFO("model.safetensors " << ratio << "x smaller");
+  CHECK(ratio >= 3.5);
+  const auto expected = split_lines(heed::read_file(fixture + "/test.tgt"));
+  REQUIRE(expected.size() == 200);
+  for (const std::string beam : {"1", "5"}) {
+    const Result fp32 = run(kHeed + " translate -m " + fixture + " --beam " + beam + " -i " + fixture + "/test.src");
+    const Result q = run(kHeed + " translate -m " + int8 + " --beam " + beam + " -i " + fixture + "/test.src");
+    INFO(q.err);
+    REQUIRE(fp32.exit_code == 0);
+    REQUIRE(q.exit_code == 0);
+    CHECK(split_lines(fp32.out) == expected);  // the fixture has learned the task
+    CHECK(q.out == fp32.out);
+  }
+}
