@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# int8 and ensemble decoding side by side with fp32 single-model decoding, on trained models.
+#
+#   scripts/bench-decoding.sh --src DEV_SRC --ref DEV_REF --models A[,B] [--lines 1000]
+#                             [--pairs 3] [--threads 1] [--beams 1,5] [--work DIR]
+#
+# int8: each model is quantized (heed quantize) and the first --lines of DEV_SRC are translated
+# with the fp32 model and its int8 copy, alternately (fp32 int8 fp32 int8 ...), greedily and with
+# beam 5. Speed = sentences/s of heed's closing `translate:` line (tokenizing, search and
+# detokenizing; loading excluded); the int8/fp32 ratio is taken pair by pair and its median
+# printed, so a machine whose speed drifts still gives a fair figure. BLEU (heed bleu, sacreBLEU's
+# default) of both, and how many output lines are identical.
+# Ensemble: with two models (same tokenizer: e.g. one config, two seeds), A alone against A+B,
+# alternately, at each beam: the time ratio (ensemble / single, < 2.1 wanted) and the BLEU of A,
+# B and A+B.
+# Figures depend on the CPU: the header names it and whether it has VNNI (without it, int8
+# products use 7-bit weights and the slower non-VNNI int8 instructions).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+usage() {
+  echo "usage: scripts/bench-decoding.sh --src DEV_SRC --ref DEV_REF --models A[,B] [--lines N] [--pairs N] [--threads N] [--beams 1,5] [--work DIR]" >&2
+  exit 2
+}
+src= ref= models= lines=1000 pairs=3 threads=1 beams=1,5 work=
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --src) src=$2; shift 2 ;;
+    --ref) ref=$2; shift 2 ;;
+    --models) models=$2; shift 2 ;;
+    --lines) lines=$2; shift 2 ;;
+    --pairs) pairs=$2; shift 2 ;;
+    --threads) threads=$2; shift 2 ;;
+    --beams) beams=$2; shift 2 ;;
+    --work) work=$2; shift 2 ;;
+    *) usage ;;
+  esac
+done
+[[ -n $src && -n $ref && -n $models ]] || usage
+heed=${HEED:-build/heed}
+[[ -x $heed ]] || { echo "bench-decoding.sh: $heed not found: build heed first (or set HEED)" >&2; exit 2; }
+[[ -n $work ]] || work=$(mktemp -d /tmp/heed-bench-decoding.XXXXXX)
+mkdir -p "$work"
+IFS=, read -r -a model_list <<< "$models"
+IFS=, read -r -a beam_list <<< "$beams"
+head -n "$lines" "$src" > "$work/src.txt"
+head -n "$lines" "$ref" > "$work/ref.txt"
+
+vnni=no
+grep -q -w -E 'avx512_vnni|avx_vnni' /proc/cpuinfo && vnni=yes
+echo "bench-decoding: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), VNNI: $vnni, $threads thread(s), $(wc -l < "$work/src.txt") sentences, $pairs pairs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# translate OUT ARGS...: runs heed translate, prints its sentences/s
+translate() {
+  local out=$1; shift
+  "$heed" --threads "$threads" translate -i "$work/src.txt" -o "$out" "$@" 2> "$out.log" ||
+    { echo "bench-decoding.sh: heed translate $* failed:" >&2; tail -n 5 "$out.log" >&2; exit 1; }
+  sed -n 's/.*translate: .* in \([0-9.]*\) s: \([0-9.]*\) sentences\/s.*/\2/p' "$out.log" | tail -n 1
+}
+bleu() { "$heed" bleu "$work/ref.txt" -i "$1" --score-only 2> /dev/null; }
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+same_lines() { paste -d '\t' "$1" "$2" | awk -F '\t' '$1 == $2 {n++} END {print n + 0}'; }
+
+printf '\n%-26s %5s %12s %12s %8s %9s %9s %11s\n' "int8 against fp32" beam "fp32 sent/s" "int8 sent/s" ratio "BLEU fp32" "BLEU int8" "same lines"
+for m in "${model_list[@]}"; do
+  name=$(basename "$m")
+  q=$work/$name-int8
+  rm -rf "$q"
+  "$heed" quantize -m "$m" -o "$q" 2> "$work/$name-quantize.log" || { cat "$work/$name-quantize.log" >&2; exit 1; }
+  for beam in "${beam_list[@]}"; do
+    : > "$work/r"
+    : > "$work/a"
+    : > "$work/b"
+    for ((i = 0; i < pairs; i++)); do
+      a=$(translate "$work/$name-fp32-b$beam.txt" -m "$m" --beam "$beam")
+      b=$(translate "$work/$name-int8-b$beam.txt" -m "$q" --beam "$beam")
+      echo "$a" >> "$work/a"
+      echo "$b" >> "$work/b"
+      awk -v a="$a" -v b="$b" 'BEGIN {print b / a}' >> "$work/r"
+    done
+    printf '%-26s %5s %12.1f %12.1f %7.2fx %9s %9s %6s/%s\n' "$name" "$beam" "$(median < "$work/a")" \
+      "$(median < "$work/b")" "$(median < "$work/r")" "$(bleu "$work/$name-fp32-b$beam.txt")" \
+      "$(bleu "$work/$name-int8-b$beam.txt")" "$(same_lines "$work/$name-fp32-b$beam.txt" "$work/$name-int8-b$beam.txt")" \
+      "$(wc -l < "$work/src.txt")"
+  done
+  ls -l "$m/model.safetensors" "$q/model.safetensors" | awk '{printf "  %s: %.2f MB\n", $NF, $5 / 1e6}'
+done
+
+if [[ ${#model_list[@]} -ge 2 ]]; then
+  a=${model_list[0]} b=${model_list[1]}
+  printf '\n%-26s %5s %12s %12s %8s %9s %9s %9s\n' "ensemble A+B against A" beam "A s" "A+B s" "time" "BLEU A" "BLEU B" "BLEU A+B"
+  for beam in "${beam_list[@]}"; do
+    : > "$work/r"
+    : > "$work/sa"
+    : > "$work/se"
+    for ((i = 0; i < pairs; i++)); do
+      x=$(translate "$work/A-b$beam.txt" -m "$a" --beam "$beam")
+      y=$(translate "$work/AB-b$beam.txt" -m "$a" -m "$b" --beam "$beam")
+      n=$(wc -l < "$work/src.txt")
+      awk -v n="$n" -v x="$x" 'BEGIN {print n / x}' >> "$work/sa"
+      awk -v n="$n" -v y="$y" 'BEGIN {print n / y}' >> "$work/se"
+      awk -v x="$x" -v y="$y" 'BEGIN {print x / y}' >> "$work/r"
+    done
+    translate "$work/B-b$beam.txt" -m "$b" --beam "$beam" > /dev/null
+    printf '%-26s %5s %12.2f %12.2f %7.2fx %9s %9s %9s\n' "$(basename "$a") + $(basename "$b")" "$beam" \
+      "$(median < "$work/sa")" "$(median < "$work/se")" "$(median < "$work/r")" "$(bleu "$work/A-b$beam.txt")" \
+      "$(bleu "$work/B-b$beam.txt")" "$(bleu "$work/AB-b$beam.txt")"
+  done
+fi
+echo "bench-decoding: load average after $(cut -d' ' -f1-3 /proc/loadavg); outputs and logs in $work"
