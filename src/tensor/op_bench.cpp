@@ -180,4 +180,24 @@ void bench_matmul_ops(const std::vector<MatmulShape>& shapes, int loops, double 
   }
 }
 
+void bench_step_products(const std::vector<MatmulShape>& shapes, int loops, double loop_seconds,
+                         const std::function<void(const StepProductResult&)>& report) {
+  for (const auto& s : shapes) {
+    const Tensor x = random_tensor({s.m, s.k}, 1), w = random_tensor({s.n, s.k}, 2), bias = random_tensor({s.n}, 3);
+    const PackedWeight fp32 = pack_weight(w), int8 = pack_weight_int8(w);
+    Tensor y32 = Tensor::empty({s.m, s.n}), y8 = Tensor::empty({s.m, s.n});
+    const auto run32 = [&] { linear_into(y32, x, fp32, bias); };
+    const auto run8 = [&] { linear_into(y8, x, int8, bias); };
+    run32();  // warm-up: primitive creation
+    run8();
+    const double flops = 2.0 * s.m * s.k * s.n;
+    std::vector<double> a, b;
+    for (int i = 0; i < loops; ++i) {
+      a.push_back(loop_rate(run32, loop_seconds) * flops * 1e-9);
+      b.push_back(loop_rate(run8, loop_seconds) * flops * 1e-9);
+    }
+    report({std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.n), median(a), median(b)});
+  }
+}
+
 }  // namespace heed

@@ -29,4 +29,14 @@ struct OpBenchResult {
 void bench_matmul_ops(const std::vector<MatmulShape>& shapes, int loops, double loop_seconds,
                       const std::function<void(const OpBenchResult&)>& report);
 
+// Decoding step products y = x·Wᵀ + b on prepared weights (linear with a PackedWeight): fp32
+// against int8 (pack_weight_int8), timed alternately, medians. The int8 rate counts the same
+// 2·M·K·N operations, plus its own activation quantization and rescaling.
+struct StepProductResult {
+  std::string name;  // "32x512x8000"
+  double fp32_gflops, int8_gflops;
+};
+void bench_step_products(const std::vector<MatmulShape>& shapes, int loops, double loop_seconds,
+                         const std::function<void(const StepProductResult&)>& report);
+
 }  // namespace heed

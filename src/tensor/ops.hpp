@@ -40,6 +40,7 @@ struct PackedWeight {
   // product's layout, `scales` [O] their scales (w[o] ≈ scales[o] · q[o]) and `plain` the
   // dequantized w. Products then quantize x per row on the fly: see tensor/quantize.hpp.
   Tensor scales;
+  Tensor zero_point_sums;  // [O]: 128 · scales[o] · Σ_i q[o, i], what the u8 activations' zero point adds
   bool is_int8() const { return scales.defined(); }
 };
 PackedWeight pack_weight(const Tensor& w);

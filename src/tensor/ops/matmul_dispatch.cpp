@@ -298,8 +298,10 @@ PackedWeight pack_weight(const Tensor& w) {
 
 namespace {
 
-// The int8 product q_x [M, I] · (packed q_wᵀ) [I, O] → f32, scaled per output column by the
-// weight scales (a runtime argument). Cached by shape like packed_matmul.
+// The int8 product (q_x + 128) [M, I] · (packed q_wᵀ) [I, O] → f32, scaled per output column by
+// the weight scales (a runtime argument). The activations go in as u8 with a zero point of 128:
+// u8 · s8 is the native form of the int8 instructions (with or without VNNI), where s8 · s8 would
+// make oneDNN shift and compensate inside. Cached by shape like packed_matmul.
 struct Int8Entry {
   dnnl::matmul::primitive_desc pd;
   dnnl::matmul prim;
@@ -309,11 +311,11 @@ struct Int8Entry {
 };
 
 Int8Entry& int8_matmul(int64_t M, int64_t in, int64_t out) {
-  std::string key = "matmul_s8#";
+  std::string key = "matmul_u8s8#";
   append_dims(key, {M, in, out});
   return dnnl_ctx::cached<Int8Entry>(key, [&] {
-    const auto s8 = memory::data_type::s8, f32 = memory::data_type::f32;
-    memory::desc amd({M, in}, s8, memory::format_tag::ab), cmd({M, out}, f32, memory::format_tag::ab);
+    const auto u8 = memory::data_type::u8, s8 = memory::data_type::s8, f32 = memory::data_type::f32;
+    memory::desc amd({M, in}, u8, memory::format_tag::ab), cmd({M, out}, f32, memory::format_tag::ab);
     memory::desc bmd({in, out}, s8, memory::format_tag::any);
     dnnl::primitive_attr attr;
     attr.set_output_scales(1 << 1, {DNNL_RUNTIME_F32_VAL});
@@ -336,7 +338,8 @@ Int8Entry& int8_matmul(int64_t M, int64_t in, int64_t out) {
   });
 }
 
-// y = x · wᵀ (+ bias) on int8 weights: x quantized per row, an exact int8 product, rescaled.
+// y = x · wᵀ (+ bias) on int8 weights: x quantized per row, an exact int8 product, rescaled:
+// y[m, o] = s_x[m] · (s_w[o] · Σ_i (q_x[m, i] + 128) q_w[o, i] − 128 · s_w[o] · Σ_i q_w[o, i]) + b[o].
 void linear_int8_into(const Tensor& y, const Tensor& x, const PackedWeight& w, const Tensor& bias, bool accumulate) {
   const int64_t M = x.numel() / w.in;
   auto& e = int8_matmul(M, w.in, w.out);
@@ -348,12 +351,15 @@ void linear_int8_into(const Tensor& y, const Tensor& x, const PackedWeight& w, c
     return;
   }
   thread_local std::vector<int8_t> qx;
+  thread_local std::vector<uint8_t> ux;
   thread_local std::vector<float> sx;
   qx.resize(static_cast<size_t>(M * w.in));
+  ux.resize(qx.size());
   sx.resize(static_cast<size_t>(M));
   for (int64_t m = 0; m < M; ++m) sx[m] = quantize_row(x.data() + m * w.in, w.in, qx.data() + m * w.in);
+  for (size_t i = 0; i < qx.size(); ++i) ux[i] = static_cast<uint8_t>(qx[i] + 128);
   const Tensor product = accumulate ? Tensor::empty({M, w.out}) : y;
-  e.src.set_data_handle(qx.data());
+  e.src.set_data_handle(ux.data());
   e.weights.set_data_handle(w.packed.data());
   e.dst.set_data_handle(product.data());
   e.scales.set_data_handle(w.scales.data());
@@ -362,9 +368,10 @@ void linear_int8_into(const Tensor& y, const Tensor& x, const PackedWeight& w, c
   const float* b = bias.defined() ? bias.contiguous().data() : nullptr;
   float* out = y.data();
   const float* p = product.data();
+  const float* zero_point = w.zero_point_sums.data();
   for (int64_t m = 0; m < M; ++m)
     for (int64_t o = 0; o < w.out; ++o) {
-      const float v = p[m * w.out + o] * sx[m] + (b ? b[o] : 0.f);
+      const float v = (p[m * w.out + o] - zero_point[o]) * sx[m] + (b ? b[o] : 0.f);
       out[m * w.out + o] = accumulate ? out[m * w.out + o] + v : v;
     }
 }
@@ -379,6 +386,13 @@ PackedWeight pack_weight_int8(const Tensor& w) {
   p.in = q.cols;
   p.plain = dequantize_rows(q);
   p.scales = Tensor::from_vector({p.out}, q.scales);
+  std::vector<float> zero_point(static_cast<size_t>(p.out));
+  for (int64_t o = 0; o < p.out; ++o) {
+    int64_t sum = 0;
+    for (int64_t i = 0; i < p.in; ++i) sum += q.values[o * p.in + i];
+    zero_point[o] = 128.f * static_cast<float>(sum) * q.scales[o];
+  }
+  p.zero_point_sums = Tensor::from_vector({p.out}, zero_point);
   auto& e = int8_matmul(kPackingRows, p.in, p.out);
   const memory::desc& packed_md = e.pd.weights_desc();
   p.packed = Tensor::empty({static_cast<int64_t>((packed_md.get_size() + sizeof(float) - 1) / sizeof(float))});
