@@ -27,8 +27,14 @@ DecoderModels::DecoderModels(const std::vector<std::string>& dirs) : dirs_(dirs)
 
 void DecoderModels::set_precision(DecodingPrecision precision) {
   bool any_int8 = false;
-  for (auto& b : bundles_) {
-    const bool int8 = precision == DecodingPrecision::int8 || (precision == DecodingPrecision::auto_ && b.int8);
+  for (size_t i = 0; i < bundles_.size(); ++i) {
+    ModelBundle& b = bundles_[i];
+    bool int8 = precision == DecodingPrecision::int8 || (precision == DecodingPrecision::auto_ && b.int8);
+    if (int8 && !b.model->has_step_weights()) {
+      spdlog::warn("-m {}: the {} model's steps have no weight products for int8: it decodes in fp32", dirs_[i],
+                   b.model->arch());
+      int8 = false;
+    }
     b.model->set_step_precision(int8 ? StepPrecision::int8 : StepPrecision::fp32);
     any_int8 = any_int8 || int8;
   }

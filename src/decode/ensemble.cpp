@@ -126,6 +126,10 @@ void Ensemble::set_step_precision(StepPrecision precision) {
   for (Seq2Seq* m : members_) m->set_step_precision(precision);
 }
 
+bool Ensemble::has_step_weights() const {
+  return std::any_of(members_.begin(), members_.end(), [](const Seq2Seq* m) { return m->has_step_weights(); });
+}
+
 void Ensemble::hold_step_weights(bool on) {
   if (!on) {
     holds_.clear();

@@ -38,6 +38,7 @@ class Ensemble : public Seq2Seq {
   int max_source_positions() const override;
   void hold_step_weights(bool on) override;
   void set_step_precision(StepPrecision precision) override;
+  bool has_step_weights() const override;  // when one of the members has
 
   size_t size() const { return members_.size(); }
 

@@ -181,6 +181,8 @@ class GruBahdanau : public Seq2Seq {
   }
 
   // Holding also packs the encoder's recurrent weights once (start() alone does not need them).
+  bool has_step_weights() const override { return true; }
+
   void hold_step_weights(bool on) override {
     held_ = on ? step_weights() : nullptr;
     held_encoder_w_hh_.clear();

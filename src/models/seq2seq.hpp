@@ -86,6 +86,8 @@ class Seq2Seq {
   // batch stay fp32. Takes effect when the step weights are next prepared (start() or a hold).
   virtual void set_step_precision(StepPrecision precision) { step_precision_ = precision; }
   StepPrecision step_precision() const { return step_precision_; }
+  // Whether step() has prepared weights that int8 applies to (the ntm's steps have none).
+  virtual bool has_step_weights() const { return false; }
 
   ParameterSet& parameters() { return params_; }
   const ParameterSet& parameters() const { return params_; }

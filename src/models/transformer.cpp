@@ -217,6 +217,8 @@ class Transformer : public Seq2Seq {
     return st;
   }
 
+  bool has_step_weights() const override { return true; }
+
   void hold_step_weights(bool on) override { held_ = on ? step_weights() : nullptr; }
 
   StepOutput step(DecoderState& state, const std::vector<int32_t>& previous) override {

@@ -37,14 +37,18 @@ struct PackedWeight {
   Tensor packed;  // the blocked copy, an opaque float buffer
   int64_t out = 0, in = 0;
   // int8 weights (pack_weight_int8): `packed` holds q, w's rows quantized to int8, in the int8
-  // product's layout, `scales` [O] their scales (w[o] ≈ scales[o] · q[o]) and `plain` the
-  // dequantized w. Products then quantize x per row on the fly: see tensor/quantize.hpp.
+  // product's layout, `int8_rows` the same q row-major (bytes; `plain` is left undefined: an
+  // fp32 copy would take four times the memory), `scales` [O] their scales (w[o] ≈
+  // scales[o] · q[o]). Products then quantize x per row on the fly: see tensor/quantize.hpp.
+  Tensor int8_rows;
   Tensor scales;
   Tensor zero_point_sums;  // [O]: 128 · scales[o] · Σ_i q[o, i], what the u8 activations' zero point adds
   bool is_int8() const { return scales.defined(); }
 };
 PackedWeight pack_weight(const Tensor& w);
 PackedWeight pack_weight_int8(const Tensor& w);
+// The weights a product multiplies by, as fp32 [O, I]: w, or for int8 the dequantized q.
+Tensor dequantized_weight(const PackedWeight& w);
 // x[..., I] · wᵀ + bias without autograd (decoding); bias may be undefined. Equal to linear()
 // up to float rounding (the blocked kernels sum in another order).
 Tensor linear(const Tensor& x, const PackedWeight& w, const Tensor& bias);

@@ -45,7 +45,8 @@ TEST_CASE("int8 linear: exact integer sums, within the activation-rounding bound
       rng.fill_normal(w, 0.f, 0.1f);
       rng.fill_normal(bias, 0.f, 1.f);
       const PackedWeight int8 = pack_weight_int8(w);
-      const PackedWeight fp32 = pack_weight(int8.plain);  // the same weights, dequantized
+      const Tensor dequantized = dequantized_weight(int8);
+      const PackedWeight fp32 = pack_weight(dequantized);  // the same weights, dequantized
       for (const int64_t rows : {1, 5, 32, 77}) {
         Tensor x = Tensor::empty({rows, in});
         rng.fill_normal(x, 0.f, 1.f);
@@ -61,8 +62,8 @@ TEST_CASE("int8 linear: exact integer sums, within the activation-rounding bound
           for (int64_t o = 0; o < out; ++o) {
             double abs_w = 0, magnitude = 0;
             for (int64_t i = 0; i < in; ++i) {
-              abs_w += std::fabs(int8.plain.data()[o * in + i]);
-              magnitude += std::fabs(int8.plain.data()[o * in + i] * x.data()[m * in + i]);
+              abs_w += std::fabs(dequantized.data()[o * in + i]);
+              magnitude += std::fabs(dequantized.data()[o * in + i] * x.data()[m * in + i]);
             }
             const double bound = abs_w * sx / 2 + 1e-5 * (magnitude + 1);
             const double error = std::fabs(y8.data()[m * out + o] - y32.data()[m * out + o]);
@@ -76,7 +77,7 @@ TEST_CASE("int8 linear: exact integer sums, within the activation-rounding bound
         }
         CHECK(total_error > 0);  // the int8 path really ran: it rounds activations
         // and its integer sums are exact (no 16-bit saturation, whatever the CPU)
-        const QuantizedRows qx = quantize_rows(x), qw = quantize_rows(int8.plain, int8_weight_levels());
+        const QuantizedRows qx = quantize_rows(x), qw = quantize_rows(dequantized, int8_weight_levels());
         for (int64_t m = 0; m < rows; ++m)
           for (int64_t o = 0; o < out; ++o) {
             int64_t exact = 0;

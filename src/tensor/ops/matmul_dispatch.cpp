@@ -6,6 +6,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "tensor/dnnl_context.hpp"
@@ -343,8 +344,8 @@ Int8Entry& int8_matmul(int64_t M, int64_t in, int64_t out) {
 void linear_int8_into(const Tensor& y, const Tensor& x, const PackedWeight& w, const Tensor& bias, bool accumulate) {
   const int64_t M = x.numel() / w.in;
   auto& e = int8_matmul(M, w.in, w.out);
-  if (!e.takes_packed) {  // another layout for this row count: the fp32 product of the dequantized weights
-    const Tensor b = w.plain.contiguous();
+  if (!e.takes_packed) {  // another layout for this row count (none seen: kept for safety): fp32, dequantized
+    const Tensor b = dequantized_weight(w);
     const Tensor bias_v = bias.defined() ? bias.contiguous().reshape({w.out}) : Tensor();
     run_matmul(y.reshape({M, w.out}), x.reshape({M, w.in}), false, b, true, bias.defined() ? &bias_v : nullptr,
                accumulate);
@@ -384,7 +385,8 @@ PackedWeight pack_weight_int8(const Tensor& w) {
   PackedWeight p;
   p.out = q.rows;
   p.in = q.cols;
-  p.plain = dequantize_rows(q);
+  p.int8_rows = Tensor::empty({static_cast<int64_t>((q.values.size() + sizeof(float) - 1) / sizeof(float))});
+  std::memcpy(p.int8_rows.data(), q.values.data(), q.values.size());
   p.scales = Tensor::from_vector({p.out}, q.scales);
   std::vector<float> zero_point(static_cast<size_t>(p.out));
   for (int64_t o = 0; o < p.out; ++o) {
@@ -403,6 +405,17 @@ PackedWeight pack_weight_int8(const Tensor& w) {
   dnnl::reorder(plain_mem, packed_mem).execute(dnnl_ctx::stream(), plain_mem, packed_mem);
   dnnl_ctx::stream().wait();
   return p;
+}
+
+Tensor dequantized_weight(const PackedWeight& w) {
+  if (!w.is_int8()) return w.plain.contiguous();
+  QuantizedRows q;
+  q.rows = w.out;
+  q.cols = w.in;
+  q.values.resize(static_cast<size_t>(w.out * w.in));
+  std::memcpy(q.values.data(), w.int8_rows.data(), q.values.size());
+  q.scales = w.scales.to_vector();
+  return dequantize_rows(q);
 }
 
 Tensor linear(const Tensor& x, const PackedWeight& w, const Tensor& bias) {
