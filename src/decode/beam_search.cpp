@@ -147,10 +147,7 @@ class Search {
 
     for (int t = 0; !live.empty(); ++t) {
       StepOutput out = model_.step(*state, previous);
-      const Tensor logits = out.logits.contiguous();
-      if (logits.ndim() != 2 || logits.dim(0) != static_cast<int64_t>(live.size()) || logits.dim(1) != vocab_)
-        throw Error("beam search: the model's step gave logits of shape " + shape_str(logits.shape()) + ", expected [" +
-                    std::to_string(live.size()) + ", " + std::to_string(vocab_) + "]");
+      const Tensor logits = step_logits(out, live.size(), vocab_, "beam search");
       attention_.push_back(out.attention.defined() && keep_attention_ ? out.attention.contiguous() : Tensor());
 
       // Each row's best extensions, rows in parallel: the log-softmax and the scan over the
@@ -327,6 +324,14 @@ void SearchConstraints::check(int sentences, int vocab) const {
       if (token < 0 || token >= vocab || token == kPadId || token == kBosId || token == kEosId)
         throw Error("search: prefix token " + std::to_string(token) + " is not a word piece of the " +
                     std::to_string(vocab) + "-token target vocabulary");
+}
+
+Tensor step_logits(const StepOutput& out, size_t rows, int vocab, const char* search) {
+  Tensor logits = out.logits.contiguous();
+  if (logits.ndim() != 2 || logits.dim(0) != static_cast<int64_t>(rows) || logits.dim(1) != vocab)
+    throw Error(std::string(search) + ": the model's step gave logits of shape " + shape_str(logits.shape()) +
+                ", expected [" + std::to_string(rows) + ", " + std::to_string(vocab) + "]");
+  return logits;
 }
 
 int max_output_length(int source_tokens, const DecodingConfig& decoding) {

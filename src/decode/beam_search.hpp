@@ -62,6 +62,9 @@ struct SearchConstraints {
 // only; NaN when a logit is NaN.
 float log_normaliser(const float* logits, int vocab);
 
+// A step's logits, dense, checked to be [rows, vocab] (heed::Error naming `search` otherwise).
+Tensor step_logits(const StepOutput& out, size_t rows, int vocab, const char* search);
+
 // Longest output (tokens before </s>) allowed for a source of `source_tokens` tokens (no </s>).
 int max_output_length(int source_tokens, const DecodingConfig& decoding);
 

@@ -122,10 +122,7 @@ std::vector<std::vector<Hypothesis>> sample(Seq2Seq& model, const Batch& batch, 
   std::vector<float> gained;
   for (int t = 0; !rows.empty(); ++t) {
     StepOutput out = model.step(*state, previous);
-    const Tensor logits = out.logits.contiguous();
-    if (logits.ndim() != 2 || logits.dim(0) != static_cast<int64_t>(rows.size()) || logits.dim(1) != vocab)
-      throw Error("sampling: the model's step gave logits of shape " + shape_str(logits.shape()) + ", expected [" +
-                  std::to_string(rows.size()) + ", " + std::to_string(vocab) + "]");
+    const Tensor logits = step_logits(out, rows.size(), vocab, "sampling");
     const Tensor attention = keep_attention && out.attention.defined() ? out.attention.contiguous() : Tensor();
 
     const int64_t n = static_cast<int64_t>(rows.size());

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "model_fixture.hpp"
+#include "output_fields.hpp"
 #include "util/atomic_file.hpp"
 
 namespace fs = std::filesystem;
@@ -64,21 +65,8 @@ const Models& models() {
   return m;
 }
 
-std::vector<std::string> split_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
-  return lines;
-}
-
-std::vector<std::string> split_fields(const std::string& line) {  // on " ||| "
-  std::vector<std::string> fields;
-  size_t start = 0;
-  for (size_t p; (p = line.find(" ||| ", start)) != std::string::npos; start = p + 5)
-    fields.push_back(line.substr(start, p - start));
-  fields.push_back(line.substr(start));
-  return fields;
-}
+using heed::test::split_fields;
+using heed::test::split_lines;
 
 }  // namespace
 

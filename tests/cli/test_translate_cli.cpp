@@ -17,6 +17,7 @@
 
 #include "config/config.hpp"
 #include "model_fixture.hpp"
+#include "output_fields.hpp"
 #include "resource_bounds.hpp"
 #include "util/atomic_file.hpp"
 
@@ -58,21 +59,8 @@ const std::string& model_dir() {
 
 std::string translate(const std::string& flags) { return kHeed + " --quiet translate -m " + model_dir() + " " + flags; }
 
-std::vector<std::string> split_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
-  return lines;
-}
-
-std::vector<std::string> split_fields(const std::string& line) {  // on " ||| "
-  std::vector<std::string> fields;
-  size_t start = 0;
-  for (size_t p; (p = line.find(" ||| ", start)) != std::string::npos; start = p + 5)
-    fields.push_back(line.substr(start, p - start));
-  fields.push_back(line.substr(start));
-  return fields;
-}
+using heed::test::split_fields;
+using heed::test::split_lines;
 
 }  // namespace
 
