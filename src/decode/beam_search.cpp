@@ -50,10 +50,6 @@ bool better(const Candidate& a, const Candidate& b) {
   return a.token < b.token;
 }
 
-float normalised(float log_prob, int length, float alpha) {
-  return alpha == 0 ? log_prob : log_prob / std::pow(static_cast<float>(length), alpha);
-}
-
 // max + log Σ_v exp(logits[v] − max), for the row's maximum `top` (not -inf). Independent
 // partial sums, so that the additions do not wait on each other.
 float log_normaliser_given_max(const float* logits, int vocab, float top) {
@@ -197,7 +193,7 @@ class Search {
           if (c.token == kEosId) {
             if (j < size_t(K))
               finished_[b].push_back({parent.node, t, c.row, parent.length, c.log_prob,
-                                      normalised(c.log_prob, parent.length + 1, opt_.length_penalty)});
+                                      length_normalised(c.log_prob, parent.length + 1, opt_.length_penalty)});
           } else if (continuing.size() < size_t(K)) {
             continuing.push_back(c);
           }
@@ -241,8 +237,8 @@ class Search {
     const float alpha = opt_.length_penalty;
     for (const Candidate& c : continuing) {
       // Σ log p only falls as a hypothesis grows; ℓ lies between length + 1 and the limit + 1.
-      const float reachable =
-          std::max(normalised(c.log_prob, length + 1, alpha), normalised(c.log_prob, max_length_[b] + 1, alpha));
+      const float reachable = std::max(length_normalised(c.log_prob, length + 1, alpha),
+                                       length_normalised(c.log_prob, max_length_[b] + 1, alpha));
       if (reachable > to_beat) return false;
     }
     return true;
@@ -324,6 +320,10 @@ void SearchConstraints::check(int sentences, int vocab) const {
       if (token < 0 || token >= vocab || token == kPadId || token == kBosId || token == kEosId)
         throw Error("search: prefix token " + std::to_string(token) + " is not a word piece of the " +
                     std::to_string(vocab) + "-token target vocabulary");
+}
+
+float length_normalised(float log_prob, int length, float alpha) {
+  return alpha == 0 ? log_prob : log_prob / std::pow(static_cast<float>(length), alpha);
 }
 
 Tensor step_logits(const StepOutput& out, size_t rows, int vocab, const char* search) {

@@ -62,6 +62,9 @@ struct SearchConstraints {
 // only; NaN when a logit is NaN.
 float log_normaliser(const float* logits, int vocab);
 
+// A hypothesis' score: log_prob / length^alpha, length with </s>; alpha = 0 gives log_prob.
+float length_normalised(float log_prob, int length, float alpha);
+
 // A step's logits, dense, checked to be [rows, vocab] (heed::Error naming `search` otherwise).
 Tensor step_logits(const StepOutput& out, size_t rows, int vocab, const char* search);
 

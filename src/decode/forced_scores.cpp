@@ -29,15 +29,16 @@ std::vector<ForcedScore> forced_scores(Seq2Seq& model, const std::vector<std::ve
                                        const std::vector<std::vector<int32_t>>& targets,
                                        const DecodingConfig& decoding) {
   if (sources.size() != targets.size())
-    throw Error("forced scores: " + std::to_string(sources.size()) + " sources but " +
-                std::to_string(targets.size()) + " targets");
+    throw Error("forced scores: " + std::to_string(sources.size()) + " sources but " + std::to_string(targets.size()) +
+                " targets");
   const int vocab = model.target_vocab();
   for (size_t i = 0; i < sources.size(); ++i) {
     check_length(i, "source", sources[i].size(), model.max_source_positions());
     check_length(i, "target", targets[i].size(), model.max_target_positions());
     for (int32_t t : targets[i])
-      if (t < 0 || t >= vocab) throw Error("pair " + std::to_string(i) + ": target token " + std::to_string(t) +
-                                           " is outside the " + std::to_string(vocab) + "-token vocabulary");
+      if (t < 0 || t >= vocab)
+        throw Error("pair " + std::to_string(i) + ": target token " + std::to_string(t) + " is outside the " +
+                    std::to_string(vocab) + "-token vocabulary");
   }
 
   // Longest target first (stable), cut into batches.
@@ -80,8 +81,7 @@ std::vector<ForcedScore> forced_scores(Seq2Seq& model, const std::vector<std::ve
         s.token_log_probs.push_back(lp);
         s.log_prob += lp;
       }
-      const float length = static_cast<float>(s.token_log_probs.size());
-      s.score = decoding.length_penalty == 0 ? s.log_prob : s.log_prob / std::pow(length, decoding.length_penalty);
+      s.score = length_normalised(s.log_prob, static_cast<int>(s.token_log_probs.size()), decoding.length_penalty);
     }
   }
   return out;

@@ -93,11 +93,11 @@ std::vector<std::vector<Hypothesis>> sample(Seq2Seq& model, const Batch& batch, 
   std::vector<Draw> rows;
   std::vector<int32_t> expand;
   for (int b = 0; b < batch.size; ++b) {
-    limit[b] = search_length_limit(model, batch.src_lengths[b] - 1, static_cast<int>(constraints.prefix(b).size()),
-                                   decoding);
+    limit[b] =
+        search_length_limit(model, batch.src_lengths[b] - 1, static_cast<int>(constraints.prefix(b).size()), decoding);
     const uint64_t sentence_stream = splitmix64(splitmix64(decoding.sampling_seed) ^ constraints.id(b));
     for (int i = 0; i < samples; ++i) {
-      rows.push_back({b, i, splitmix64(sentence_stream + static_cast<uint64_t>(i)) , {}, 0.f, {}});
+      rows.push_back({b, i, splitmix64(sentence_stream + static_cast<uint64_t>(i)), {}, 0.f, {}});
       expand.push_back(b);
     }
   }
@@ -108,10 +108,9 @@ std::vector<std::vector<Hypothesis>> sample(Seq2Seq& model, const Batch& batch, 
   const auto finish = [&](Draw& d) {
     Hypothesis h;
     h.log_prob = d.log_prob;
-    h.score = d.log_prob == kNegInf ? kNegInf
-              : decoding.length_penalty == 0
-                  ? d.log_prob
-                  : d.log_prob / std::pow(static_cast<float>(d.tokens.size() + 1), decoding.length_penalty);
+    h.score = d.log_prob == kNegInf
+                  ? kNegInf
+                  : length_normalised(d.log_prob, static_cast<int>(d.tokens.size()) + 1, decoding.length_penalty);
     h.tokens = std::move(d.tokens);
     h.attention = std::move(d.attention);
     drawn[d.sentence].push_back({d.sample, std::move(h)});
@@ -135,10 +134,10 @@ std::vector<std::vector<Hypothesis>> sample(Seq2Seq& model, const Batch& batch, 
         const Draw& d = rows[r];
         const float* row = logits.data() + r * vocab;
         const std::vector<int32_t>& prefix = constraints.prefix(d.sentence);
-        const int32_t token = t >= limit[d.sentence]              ? kEosId
-                              : t < static_cast<int>(prefix.size()) ? prefix[t]
-                                                                    : draw_token(row, vocab, allowed, decoding,
-                                                                                 uniform(d.stream, t));
+        const int32_t token = t >= limit[d.sentence] ? kEosId
+                              : t < static_cast<int>(prefix.size())
+                                  ? prefix[t]
+                                  : draw_token(row, vocab, allowed, decoding, uniform(d.stream, t));
         if (token < 0) return;
         const float normaliser = log_normaliser(row, vocab);
         chosen[r] = token;
