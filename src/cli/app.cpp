@@ -19,17 +19,15 @@
 
 namespace heed::cli {
 
-bool Registry::run_parsed(CLI::App& app) const {
+const Registry::Command* Registry::parsed(CLI::App& app) const {
   CLI::App* node = &app;
   for (;;) {
     auto subs = node->get_subcommands();
     if (subs.empty()) break;
     node = subs.front();
   }
-  auto it = runs_.find(node);
-  if (it == runs_.end()) return false;
-  it->second();
-  return true;
+  auto it = commands_.find(node);
+  return it == commands_.end() ? nullptr : &it->second;
 }
 
 namespace {
@@ -137,9 +135,11 @@ int run_command(int argc, char** argv) {
 
   try {
     setup_logging(log_level, quiet, log_file);
-    set_num_threads(threads);
+    const Registry::Command* command = registry.parsed(app);
+    if (!command) return fail(2, "missing subcommand (see heed --help)");
+    set_num_threads(threads, command->threads);
     install_interrupt_handler();
-    if (!registry.run_parsed(app)) return fail(2, "missing subcommand (see heed --help)");
+    command->run();
     if (const std::string failure = flush_log_file(); !failure.empty()) return fail(1, failure);
     return 0;
   } catch (const Interrupted& e) {

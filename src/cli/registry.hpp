@@ -7,16 +7,24 @@
 #include <functional>
 #include <map>
 
+#include "util/threads.hpp"
+
 namespace heed::cli {
 
 class Registry {
  public:
-  void on_run(CLI::App* command, std::function<void()> run) { runs_[command] = std::move(run); }
-  // Runs the deepest parsed subcommand; false when none has a run function.
-  bool run_parsed(CLI::App& app) const;
+  struct Command {
+    std::function<void()> run;
+    ThreadUse threads = ThreadUse::shared_products;  // how its threads work: the default count
+  };
+  void on_run(CLI::App* command, std::function<void()> run, ThreadUse threads = ThreadUse::shared_products) {
+    commands_[command] = {std::move(run), threads};
+  }
+  // The deepest parsed subcommand; nullptr when it has no run function.
+  const Command* parsed(CLI::App& app) const;
 
  private:
-  std::map<const CLI::App*, std::function<void()>> runs_;
+  std::map<const CLI::App*, Command> commands_;
 };
 
 // One line per subcommand, in the order `heed --help` lists them (cli/commands.cpp).

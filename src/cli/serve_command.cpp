@@ -128,7 +128,7 @@ void add_serve_command(CLI::App& app, Registry& registry) {
                   "connections served at once (their threads mostly wait); more wait their turn")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
-  registry.on_run(sub, [args] { run_serve(*args); });
+  registry.on_run(sub, [args] { run_serve(*args); }, ThreadUse::independent_workers);
 }
 
 }  // namespace heed::cli

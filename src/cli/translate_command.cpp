@@ -218,7 +218,7 @@ void add_translate_command(CLI::App& app, Registry& registry) {
   sub->add_option("--attention-map", args->attention_map,
                   "write an SVG heat map of each sentence's attention to DIR/<line number>.svg")
       ->type_name("DIR");
-  registry.on_run(sub, [args] { run_translate(*args); });
+  registry.on_run(sub, [args] { run_translate(*args); }, ThreadUse::independent_workers);
 }
 
 }  // namespace heed::cli

@@ -80,7 +80,7 @@ void restart_with_bounded_spin(char** argv, char** envp) {
   std::free(env);
 }
 
-void set_num_threads(int n) {
+void set_num_threads(int n, ThreadUse use) {
   const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   std::string origin = "--threads";
   if (n <= 0) {
@@ -98,6 +98,8 @@ void set_num_threads(int n) {
       if (!rank || std::string(rank) == "0")
         spdlog::info("{} processes of this job on {} cores: {} thread(s) each (--threads to choose)", processes, cores,
                      n);
+    } else if (use == ThreadUse::independent_workers) {
+      n = cores;
     } else {
       const std::string before = read_proc_stat();
       std::this_thread::sleep_for(std::chrono::milliseconds(kBusySampleMs));

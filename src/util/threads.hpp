@@ -25,11 +25,23 @@ constexpr const char* kSpinCountSetting = "GOMP_SPINCOUNT=10000";
 // Returns (and heed runs with libgomp's defaults) when the re-execution fails.
 void restart_with_bounded_spin(char** argv, char** envp);
 
+// How a command's threads work together; it decides the default thread count.
+enum class ThreadUse {
+  // Threads split each product and meet at barriers (training): one thread descheduled by other
+  // work stalls the rest, so the default leaves the cores that are busy elsewhere alone.
+  shared_products,
+  // Each thread runs whole batches alone (translate, serve): a descheduled thread delays only its
+  // own batch, so the default is every core, and no time is spent looking at the machine.
+  independent_workers,
+};
+
 // n >= 1: that many threads (the --threads flag). n <= 0: the HEED_THREADS environment variable
 // if set (an integer >= 1, else heed::UsageError), else under mpirun the cores divided among the
-// job's processes on this machine, else the cores that are not busy with other work when heed starts (at least one): it looks at /proc/stat for kBusySampleMs. Two threads
-// with one of them waiting on a descheduled sibling ran at a quarter of one thread's speed.
-void set_num_threads(int n);
+// job's processes on this machine, else for independent_workers every core, else the cores that
+// are not busy with other work when heed starts (at least one): it looks at /proc/stat for
+// kBusySampleMs. Two threads with one of them waiting on a descheduled sibling ran at a quarter of
+// one thread's speed.
+void set_num_threads(int n, ThreadUse use = ThreadUse::shared_products);
 constexpr int kBusySampleMs = 50;
 int num_threads();
 

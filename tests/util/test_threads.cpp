@@ -2,6 +2,12 @@
 // /proc/stat) are left to it.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
 #include "util/threads.hpp"
 
 using namespace heed;
@@ -34,4 +40,20 @@ TEST_CASE("threads_for_idle_cores leaves busy cores alone, and keeps one thread"
   CHECK(threads_for_idle_cores(2, 0.9) == 1);  // a neighbour spinning on one core
   CHECK(threads_for_idle_cores(2, 2.0) == 1);
   CHECK(threads_for_idle_cores(8, 3.2) == 5);
+}
+
+TEST_CASE("commands whose threads run batches alone default to every core, without looking", "[threads]") {
+  const char* saved = std::getenv("HEED_THREADS");
+  const std::string saved_value = saved ? saved : "";
+  ::unsetenv("HEED_THREADS");
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const auto start = std::chrono::steady_clock::now();
+  set_num_threads(0, ThreadUse::independent_workers);
+  const auto took = std::chrono::steady_clock::now() - start;
+  CHECK(num_threads() == cores);
+  CHECK(took < std::chrono::milliseconds(kBusySampleMs));  // no /proc/stat sample
+  set_num_threads(3, ThreadUse::independent_workers);  // an explicit count is kept
+  CHECK(num_threads() == 3);
+  if (saved) ::setenv("HEED_THREADS", saved_value.c_str(), 1);
+  set_num_threads(1);
 }
