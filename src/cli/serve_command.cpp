@@ -102,7 +102,7 @@ void add_serve_command(CLI::App& app, Registry& registry) {
                       "padded source tokens per batch (default: decoding.batch_tokens, or 2048 when that is 0)")
           ->check(CLI::PositiveNumber);
   sub->add_option("--max-wait-ms", args->max_wait_ms,
-                  "longest a sentence waits for others to share its batch; 0 = decode at once")
+                  "longest a sentence waits for others to share its batch while another is decoded; 0 = never wait")
       ->check(CLI::Range(0, 60000))
       ->capture_default_str();
   sub->add_option("--precision", args->precision,

@@ -60,7 +60,7 @@ std::vector<QueuedSentence> BatchQueue::pop_batch() {
     }
     const Selection s = select_batch(queue_, policy_.max_batch_tokens);
     const auto due = std::min(queue_.front().arrival + policy_.max_wait, last_arrival_ + policy_.lull);
-    if (!closed_ && !s.full && Clock::now() < due) {
+    if (!closed_ && !s.full && (decoding_ > 0 || policy_.wait_when_idle) && Clock::now() < due) {
       changed_.wait_until(lock, due);
       continue;
     }
@@ -74,9 +74,18 @@ std::vector<QueuedSentence> BatchQueue::pop_batch() {
     for (size_t i = 0; i < queue_.size(); ++i)
       if (!taken[i]) rest.push_back(std::move(queue_[i]));
     queue_.swap(rest);
+    ++decoding_;
     if (!queue_.empty()) changed_.notify_one();  // another idle worker may take what is left
     return batch;
   }
+}
+
+void BatchQueue::batch_done() {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    --decoding_;
+  }
+  changed_.notify_all();  // a waiting batch may be due now that the server is idle
 }
 
 size_t BatchQueue::remove(const Job* job) {

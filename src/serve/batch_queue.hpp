@@ -8,7 +8,8 @@
 // A batch is due when it is full (a sentence of its kind had to stay out), when its oldest
 // sentence has waited max_wait, or when no sentence has arrived for `lull` (at most max_wait):
 // a burst of requests (e.g. clients answered by the last batch sending their next sentence) is
-// gathered whole, while a lone request on an idle server waits only the lull.
+// gathered whole. On an idle server (no batch being decoded) a batch is due at once: nothing is
+// gained by waiting there, and a lone client's latency would pay for the lull.
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -24,6 +25,9 @@ struct BatchPolicy {
   int max_batch_tokens = 2048;  // padded source tokens (sentences × (longest + </s>))
   std::chrono::microseconds max_wait{10000};
   std::chrono::microseconds lull{1000};
+  // false: on an idle server a batch is due at once. true: it waits as when the server is busy
+  // (tests use it to hold sentences in the queue).
+  bool wait_when_idle = false;
 };
 
 struct QueuedSentence {
@@ -47,8 +51,10 @@ class BatchQueue {
 
   // Queues every sentence of the job that has tokens to decode; false once closed.
   bool push(const std::shared_ptr<Job>& job);
-  // Blocks until a batch is due and returns it; empty once the queue is closed and empty.
+  // Blocks until a batch is due and returns it; empty once the queue is closed and empty. The
+  // caller decodes it, then calls batch_done().
   std::vector<QueuedSentence> pop_batch();
+  void batch_done();
   // Drops the job's waiting sentences (a request that timed out); returns how many.
   size_t remove(const Job* job);
   // Draining: nothing waits for a fuller batch any more, and pop_batch ends when all is taken.
@@ -61,6 +67,7 @@ class BatchQueue {
   std::condition_variable changed_;
   std::deque<QueuedSentence> queue_;
   Clock::time_point last_arrival_;
+  int decoding_ = 0;  // batches popped and not yet done
   bool closed_ = false;
 };
 

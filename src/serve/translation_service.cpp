@@ -99,6 +99,7 @@ void TranslationService::work() {
     } catch (...) {
       failure = "unknown error";
     }
+    queue_.batch_done();
     metrics_.batch_done(batch.size());
     // Batches of ever new shapes would make this worker's primitives grow without end.
     if (dnnl_ctx::cached_primitives() > options_.max_cached_primitives) {

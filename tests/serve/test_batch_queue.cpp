@@ -1,6 +1,7 @@
 // The dynamic batcher: which sentences make a batch (one search setting, the oldest sentence
 // always in, neighbours in length while the padded size fits), and when a batch is due (full,
-// waited max_wait, or a lull in arrivals; at once when closing).
+// waited max_wait, or a lull in arrivals while another batch is decoded; at once when the server
+// is idle or closing).
 #include <catch2/catch.hpp>
 
 #include <thread>
@@ -33,6 +34,12 @@ std::vector<int> padded_lengths(const std::vector<QueuedSentence>& batch) {
   std::vector<int> out;
   for (const auto& q : batch) out.push_back(q.tokens);
   return out;
+}
+
+// Pops a batch and keeps it "being decoded" (no batch_done), as a busy worker does.
+void make_busy(BatchQueue& queue) {
+  queue.push(job_of({1}));
+  REQUIRE(queue.pop_batch().size() == 1);
 }
 
 double seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
@@ -90,6 +97,7 @@ TEST_CASE("a full batch goes at once, the rest waits", "[serve]") {
   policy.max_wait = 10s;
   policy.lull = 10s;
   BatchQueue queue(policy);
+  make_busy(queue);
   queue.push(job_of({3, 3, 3}));
   const auto start = Clock::now();
   CHECK(queue.pop_batch().size() == 2);
@@ -97,11 +105,35 @@ TEST_CASE("a full batch goes at once, the rest waits", "[serve]") {
   CHECK(queue.size() == 1);
 }
 
-TEST_CASE("a batch that is not full waits for the lull after the last arrival, at most max_wait", "[serve]") {
+TEST_CASE("on an idle server a batch goes at once, without waiting for company", "[serve]") {
+  BatchPolicy policy;
+  policy.max_wait = 10s;
+  policy.lull = 10s;
+  BatchQueue queue(policy);
+  queue.push(job_of({3}));
+  auto start = Clock::now();
+  CHECK(queue.pop_batch().size() == 1);
+  CHECK(seconds(start) < 5);
+  // That batch is being decoded: the next waits, until the server is idle again.
+  queue.push(job_of({4}));
+  std::thread finish([&] {
+    std::this_thread::sleep_for(100ms);
+    queue.batch_done();
+  });
+  start = Clock::now();
+  CHECK(queue.pop_batch().size() == 1);
+  finish.join();
+  CHECK(seconds(start) >= 0.1);
+  CHECK(seconds(start) < 5);
+}
+
+TEST_CASE("while a batch is decoded, the next waits for the lull after the last arrival, at most max_wait",
+          "[serve]") {
   BatchPolicy policy;
   policy.max_wait = 10s;
   policy.lull = 100ms;
   BatchQueue queue(policy);
+  make_busy(queue);
   auto start = Clock::now();
   queue.push(job_of({3}));
   std::thread late([&] {
@@ -117,6 +149,7 @@ TEST_CASE("a batch that is not full waits for the lull after the last arrival, a
   policy.max_wait = 100ms;
   policy.lull = 10s;  // capped at max_wait
   BatchQueue capped(policy);
+  make_busy(capped);
   start = Clock::now();
   capped.push(job_of({3}));
   CHECK(capped.pop_batch().size() == 1);
@@ -125,6 +158,7 @@ TEST_CASE("a batch that is not full waits for the lull after the last arrival, a
 
   policy.max_wait = 0ms;  // no waiting at all
   BatchQueue eager(policy);
+  make_busy(eager);
   eager.push(job_of({3}));
   start = Clock::now();
   CHECK(eager.pop_batch().size() == 1);

@@ -54,6 +54,7 @@ ServiceOptions never_due() {  // batches go only when full or when draining
   ServiceOptions o;
   o.batching.max_wait = 60s;
   o.batching.lull = 60s;
+  o.batching.wait_when_idle = true;
   o.max_sentence_tokens = 1000;
   return o;
 }
