@@ -1,8 +1,8 @@
 // tokenizer.json: whatever the bytes, a tokenizer or a heed::Error. A tokenizer that loads must
 // encode and decode losslessly and save to JSON that loads back to the same tokenizer.
 #include "fuzz_common.hpp"
-#include "text/tokenizer.hpp"
-#include "util/text_lines.hpp"
+#include "text/tokenizers.hpp"
+#include "util/utf8.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace heed;

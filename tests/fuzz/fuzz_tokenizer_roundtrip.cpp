@@ -5,7 +5,7 @@
 
 #include "fuzz_common.hpp"
 #include "text/tokenizer.hpp"
-#include "util/text_lines.hpp"
+#include "util/utf8.hpp"
 
 namespace {
 const heed::Tokenizer& tokenizer() {

@@ -1,5 +1,7 @@
 #include "tensor/quantize.hpp"
 
+#include <cpuid.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -20,8 +22,26 @@ float quantize_row(const float* row, int64_t cols, int8_t* out, int levels) {
   return scale;
 }
 
+namespace {
+// AVX512-VNNI (with the OS saving the AVX-512 registers) or AVX-VNNI, read with cpuid: the
+// compilers' __builtin_cpu_supports do not all know "avxvnni".
+bool has_vnni() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(1, 0, &eax, &ebx, &ecx, &edx) || !(ecx & bit_OSXSAVE)) return false;
+  unsigned xcr0_low = 0, xcr0_high = 0;
+  __asm__("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
+  const bool ymm_saved = (xcr0_low & 0x6) == 0x6, zmm_saved = (xcr0_low & 0xe6) == 0xe6;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  const bool avx512_vnni = (ecx >> 11) & 1;
+  if (avx512_vnni && zmm_saved) return true;
+  if (!__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) return false;
+  const bool avx_vnni = (eax >> 4) & 1;
+  return avx_vnni && ymm_saved;
+}
+}  // namespace
+
 int int8_weight_levels() {
-  static const int levels = __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni") ? 127 : 63;
+  static const int levels = has_vnni() ? 127 : 63;
   return levels;
 }
 
