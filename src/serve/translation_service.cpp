@@ -1,5 +1,6 @@
 #include "serve/translation_service.hpp"
 
+#include <malloc.h>
 #include <omp.h>
 #include <spdlog/spdlog.h>
 
@@ -76,9 +77,17 @@ std::vector<TranslationResult> TranslationService::translate(const TranslateRequ
   return results;
 }
 
+namespace {
+// Batches between two malloc_trim calls of a worker: each batch frees tensors of its own sizes,
+// and glibc keeps the gaps they leave (heed turns its trimming off for training's sake, see
+// tensor.cpp), so a server's heap would creep up over many batch shapes. A trim takes a few
+// milliseconds; a batch at least a few.
+constexpr int kBatchesPerTrim = 256;
+}  // namespace
+
 void TranslationService::work() {
   omp_set_num_threads(1);  // this worker's own products and loops: one batch per thread
-  for (;;) {
+  for (int batches = 1;; ++batches) {
     std::vector<QueuedSentence> batch;
     try {
       batch = queue_.pop_batch();
@@ -106,6 +115,7 @@ void TranslationService::work() {
       spdlog::debug("decoding worker: dropping {} cached primitives", dnnl_ctx::cached_primitives());
       dnnl_ctx::drop_cached_primitives();
     }
+    if (batches % kBatchesPerTrim == 0) malloc_trim(0);
     for (size_t k = 0; k < batch.size(); ++k) {
       Job& job = *batch[k].job;
       const std::lock_guard<std::mutex> lock(job.mutex);
