@@ -9,24 +9,29 @@
 #   one        --threads 1
 #   passive    --threads 2, OMP_WAIT_POLICY=passive
 #
-#   scripts/bench-under-load.sh [--seconds N] [--repeats R] [--lines L] [--prepare P]
+#   scripts/bench-under-load.sh [--seconds N] [--repeats R] [--lines L] [--prepare P] [--only TASK]
 #
 # Defaults: 45 s of training per run (configs/quickstart.json), 3 repeats (medians), 300 lines of
 # data/test.en per translation run, translated with a model trained for P = 60 s first. Prints each figure and the targets: with the neighbour, the
 # default reaches >= 90 % of the best of {one, passive}; alone, >= 97 % of before. Run it on an
 # otherwise idle machine: other load changes every figure. Environment: HEED (default
-# build/heed). Needs taskset (util-linux).
+# build/heed). Needs taskset (util-linux). --only train|translate measures that task alone (a
+# translation run takes a second, so its repeats are cheap).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=45 repeats=3 lines=300 prepare=60
+tasks=(train translate)
 while [[ $# -gt 0 ]]; do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;
     --repeats) repeats=$2; shift 2 ;;
     --lines) lines=$2; shift 2 ;;
     --prepare) prepare=$2; shift 2 ;;
-    *) echo "usage: scripts/bench-under-load.sh [--seconds N] [--repeats R] [--lines L] [--prepare P]" >&2; exit 2 ;;
+    --only)
+      [[ $2 == train || $2 == translate ]] || { echo "bench-under-load.sh: --only takes train or translate" >&2; exit 2; }
+      tasks=("$2"); shift 2 ;;
+    *) echo "usage: scripts/bench-under-load.sh [--seconds N] [--repeats R] [--lines L] [--prepare P] [--only TASK]" >&2; exit 2 ;;
   esac
 done
 for v in "$seconds" "$repeats" "$lines" "$prepare"; do
@@ -104,8 +109,12 @@ for ((r = 1; r <= repeats; ++r)); do
   for load in alone neighbour; do
     for setting in "${settings[@]}"; do  # alternating, so that slow drifts hit every setting alike
       [[ $load == neighbour ]] && start_neighbour $((seconds + 120))
-      train_steps "$setting" >> "$work/$load-train-$setting"
-      translate_rate "$setting" >> "$work/$load-translate-$setting"
+      for task in "${tasks[@]}"; do
+        case $task in
+          train) train_steps "$setting" >> "$work/$load-train-$setting" ;;
+          translate) translate_rate "$setting" >> "$work/$load-translate-$setting" ;;
+        esac
+      done
       [[ $load == neighbour ]] && stop_neighbour
       echo "bench-under-load: repeat $r, $load, $setting: $(tail -n 1 "$work/$load-train-$setting") updates," \
         "$(tail -n 1 "$work/$load-translate-$setting") sentences/s" >&2
@@ -116,7 +125,7 @@ done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-10s %-10s %12s %12s %12s %12s\n' task load "${settings[@]}"
 status=0
-for task in train translate; do
+for task in "${tasks[@]}"; do
   for load in alone neighbour; do
     row=()
     for setting in "${settings[@]}"; do
