@@ -8,6 +8,7 @@ void add_score_command(CLI::App& app, Registry& registry);
 void add_serve_command(CLI::App& app, Registry& registry);
 void add_predict_command(CLI::App& app, Registry& registry);
 void add_average_command(CLI::App& app, Registry& registry);
+void add_plot_command(CLI::App& app, Registry& registry);
 void add_quantize_command(CLI::App& app, Registry& registry);
 void add_config_command(CLI::App& app, Registry& registry);
 void add_bleu_command(CLI::App& app, Registry& registry);
@@ -21,6 +22,7 @@ void add_all_commands(CLI::App& app, Registry& registry) {
   add_serve_command(app, registry);
   add_predict_command(app, registry);
   add_average_command(app, registry);
+  add_plot_command(app, registry);
   add_quantize_command(app, registry);
   add_config_command(app, registry);
   add_bleu_command(app, registry);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "decode/alignment.hpp"
+#include "util/svg.hpp"
 
 namespace heed {
 namespace {
@@ -13,28 +14,9 @@ constexpr int kCell = 22;      // px per matrix cell
 constexpr int kCharWidth = 8;  // px per label character (an estimate for the 13px font)
 constexpr int kMargin = 8;
 
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-int characters(const std::string& s) {  // UTF-8 code points
-  return static_cast<int>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
-}
-
 int longest(const std::vector<std::string>& labels) {
   int n = 0;
-  for (const auto& l : labels) n = std::max(n, characters(l));
+  for (const auto& l : labels) n = std::max(n, svg::characters(l));
   return n;
 }
 
@@ -99,36 +81,30 @@ std::string attention_svg(const AttentionMap& map) {
   const int top = kMargin + kCharWidth * longest(map.source_labels) + kMargin;
   const int width = left + columns * kCell + kMargin, height = top + rows * kCell + kMargin;
 
-  std::string svg;
+  std::string doc = svg::open_document(width, height, 13);
   char buf[512];
-  std::snprintf(
-      buf, sizeof buf,
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-      "font-family=\"sans-serif\" font-size=\"13\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
-      width, height, width, height);
-  svg += buf;
   for (int s = 0; s < columns; ++s) {  // source words across the top, read bottom-up
     const int x = left + s * kCell + kCell / 2 + 4, y = top - kMargin;
     std::snprintf(buf, sizeof buf, "<text transform=\"translate(%d,%d) rotate(-90)\">", x, y);
-    svg += buf + xml_escape(map.source_labels[s]) + "</text>\n";
+    doc += buf + svg::escape(map.source_labels[s]) + "</text>\n";
   }
   for (int t = 0; t < rows; ++t) {
     const int x = left - kMargin, y = top + t * kCell + kCell / 2 + 4;
     std::snprintf(buf, sizeof buf, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", x, y);
-    svg += buf + xml_escape(map.target_labels[t]) + "</text>\n";
+    doc += buf + svg::escape(map.target_labels[t]) + "</text>\n";
     for (int s = 0; s < columns; ++s) {
       const float w = std::clamp(map.weights[t][s], 0.f, 1.f);
       std::snprintf(buf, sizeof buf,
                     "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#08306b\" fill-opacity=\"%.3f\" "
                     "stroke=\"#dddddd\" stroke-width=\"0.5\"><title>",
                     left + s * kCell, top + t * kCell, kCell, kCell, w);
-      svg += buf + xml_escape(map.target_labels[t]) + " \xE2\x86\x92 " + xml_escape(map.source_labels[s]);
+      doc += buf + svg::escape(map.target_labels[t]) + " \xE2\x86\x92 " + svg::escape(map.source_labels[s]);
       std::snprintf(buf, sizeof buf, ": %.3f</title></rect>\n", map.weights[t][s]);
-      svg += buf;
+      doc += buf;
     }
   }
-  svg += "</svg>\n";
-  return svg;
+  doc += "</svg>\n";
+  return doc;
 }
 
 }  // namespace heed

@@ -10,8 +10,10 @@
 #include "models/factory.hpp"
 #include "tensor/ops.hpp"
 #include "train/checkpoint.hpp"
+#include "train/learning_curves.hpp"
 #include "train/schedule.hpp"
 #include "train/update.hpp"
+#include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
 
@@ -186,9 +188,23 @@ void Trainer::validate() {
   nlohmann::json record{{"type", "valid"}, {"step", progress_.step}, {"loss", r.loss},  {"nll", r.nll},
                         {"ppl", r.ppl},    {"elapsed", elapsed()},   {"best", improved}};
   if (r.has_bleu) record["bleu"] = r.bleu;
-  if (metrics_) metrics_->write(record);
+  if (metrics_) {
+    metrics_->write(record);
+    write_curves();
+  }
   progress_.validated_step = progress_.step;
   if (tc_.patience > 0 && progress_.validations_without_improvement >= tc_.patience) stop_early_ = true;
+}
+
+// curves.svg, redrawn from metrics.jsonl: a picture beside the records, so a failure to write it
+// is a warning, not the end of the run.
+void Trainer::write_curves() const {
+  try {
+    write_file_atomic(dir_.file("curves.svg"),
+                      learning_curves_svg({read_run_curves(dir_.file("metrics.jsonl"), run_name(dir_.path()))}));
+  } catch (const Error& e) {
+    spdlog::warn("curves.svg not written: {}", e.what());
+  }
 }
 
 // The step's group is the next accumulate * N batches; this process takes its accumulate of them.

@@ -1,6 +1,6 @@
 // A short end-to-end run: `heed train` on a tiny reversal corpus lowers the training loss and the
 // dev loss, logs valid metrics.jsonl records, keeps the best model by dev BLEU, and the model
-// directory it writes translates.
+// directory it writes translates; curves.svg and `heed plot` draw the run.
 #include <catch2/catch.hpp>
 
 #include "io/safetensors.hpp"
@@ -58,6 +58,21 @@ TEST_CASE("heed train: a short run's loss falls and its model directory translat
 
   for (const char* file : {"config.json", "tokenizer.json", "model.safetensors", "trainer_state.safetensors"})
     CHECK(fs::exists(model + "/" + file));
+  // curves.svg, redrawn at every validation, names the run and its best dev BLEU; `heed plot`
+  // draws the same picture from metrics.jsonl.
+  const std::string curves = slurp(model + "/curves.svg");
+  CHECK(curves.rfind("<svg ", 0) == 0);
+  char best[80];
+  std::snprintf(best, sizeof best, "model: best dev BLEU %.2f at update %lld", best_bleu, static_cast<long long>(best_step));
+  CHECK(curves.find(best) != std::string::npos);
+  Result p = run(kHeed + " plot " + model + " -o " + (dir / "plot.svg"), dir / "plot");
+  INFO(p.err);
+  CHECK(p.exit_code == 0);
+  CHECK(slurp(dir / "plot.svg") == curves);
+  Result missing = run(kHeed + " plot " + (dir / "absent") + " -o " + (dir / "absent.svg"), dir / "plot-missing");
+  CHECK(missing.exit_code == 1);
+  CHECK(missing.err.find((dir / "absent") + "/metrics.jsonl") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "absent.svg"));
   Result t =
       run("head -n 3 " + (dir / "dev.src") + " | " + kHeed + " --threads 1 translate -m " + model, dir / "translate");
   INFO(t.err);
