@@ -86,6 +86,9 @@ void check_relations(const Config& c, const std::string& origin) {
     fail("data.train.src has " + std::to_string(c.data.train_src.size()) + " file(s) but data.train.tgt has " +
          std::to_string(c.data.train_tgt.size()) + "; they must pair up");
   if (c.data.dev_src.empty() != c.data.dev_tgt.empty()) fail("data.dev.src and data.dev.tgt must be given together");
+  if (c.training.average_last > c.training.keep_last)
+    fail("training.average_last (" + std::to_string(c.training.average_last) + ") needs training.keep_last (" +
+         std::to_string(c.training.keep_last) + ") at least as large: only kept checkpoints can be averaged");
   if (c.data.max_length_ratio != 0 && c.data.max_length_ratio < 1)
     fail("data.max_length_ratio: got " + json(c.data.max_length_ratio).dump() + ", expected 0 (off) or a number >= 1");
   if (c.training.schedule == ScheduleKind::inverse_sqrt && c.training.warmup_steps < 1)

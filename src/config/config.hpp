@@ -156,6 +156,7 @@ struct TrainingConfig {
   ValidationMetric validation_metric = ValidationMetric::bleu;
   int log_every = 100;
   int keep_last = 3;       // checkpoints kept
+  int average_last = 0;    // at the end, try the mean of the last this many checkpoints; 0 = off
   int max_bad_steps = 10;  // consecutive non-finite steps before giving up
   bool resume = false;
   bool operator==(const TrainingConfig&) const = default;

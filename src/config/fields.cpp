@@ -469,6 +469,9 @@ const std::vector<Field>& table() {
       integer("training.log_every", HEED_AT(training.log_every), at_least(1), "Log progress every this many updates."),
       integer("training.keep_last", HEED_AT(training.keep_last), at_least(1),
               "Number of most recent checkpoints kept."),
+      integer("training.average_last", HEED_AT(training.average_last), at_least(0),
+              "When training ends, validate the mean of the last this many checkpoints and keep it as "
+              "model.safetensors if it beats the best single one; 0 = off (needs keep_last >= it)."),
       integer("training.max_bad_steps", HEED_AT(training.max_bad_steps), at_least(1),
               "Give up after this many consecutive updates with a non-finite loss or gradient."),
       boolean("training.resume", HEED_AT(training.resume), "Continue from the last checkpoint in model_dir."),

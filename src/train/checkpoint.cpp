@@ -70,7 +70,10 @@ void load_int8(const std::string& path, const std::string& name, const SafeTenso
 }  // namespace
 
 bool load_parameters(const std::string& path, const ParameterSet& params) {
-  SafeTensorFile file = read_safetensors(path);
+  return load_parameters(read_safetensors(path), path, params);
+}
+
+bool load_parameters(const SafeTensorFile& file, const std::string& path, const ParameterSet& params) {
   bool int8 = false;
   for (const auto& [name, var] : params.all()) {
     auto it = file.tensors.find(name);

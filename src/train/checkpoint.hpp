@@ -7,6 +7,7 @@
 #include <string>
 
 #include "config/config.hpp"
+#include "io/safetensors.hpp"
 #include "models/seq2seq.hpp"
 #include "text/tokenizers.hpp"
 
@@ -34,6 +35,8 @@ void save_parameters(const std::string& path, const ParameterSet& params,
 // Reads parameters by name into `params`; a missing name, an extra name or a shape mismatch is a
 // clear heed::Error naming the file and the tensor. True when the file is an int8 one.
 bool load_parameters(const std::string& path, const ParameterSet& params);
+// The same from a file already in memory; `origin` names it in errors.
+bool load_parameters(const SafeTensorFile& file, const std::string& origin, const ParameterSet& params);
 
 // Loads <dir>/config.json, <dir>/tokenizer.json and <dir>/<weights> (default model.safetensors).
 ModelBundle load_model_dir(const std::string& dir, const std::string& weights = "model.safetensors");

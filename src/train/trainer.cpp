@@ -9,6 +9,8 @@
 #include "dist/process_group.hpp"
 #include "models/factory.hpp"
 #include "tensor/ops.hpp"
+#include "io/safetensors.hpp"
+#include "train/average.hpp"
 #include "train/checkpoint.hpp"
 #include "train/learning_curves.hpp"
 #include "train/schedule.hpp"
@@ -207,6 +209,56 @@ void Trainer::write_curves() const {
   }
 }
 
+// training.average_last: the mean of the last checkpoints often translates better than any one
+// of them (the steps' noise averages out). It is validated like a checkpoint and becomes
+// model.safetensors only when it beats the best so far. Rank 0 reads the checkpoints and sends
+// the mean to the other ranks, which validate their share of the dev set. The model is left
+// holding the mean; trainer_state.safetensors keeps the last step's parameters for --resume.
+void Trainer::try_checkpoint_average() {
+  if (tc_.average_last < 2 || !validator_) return;
+  std::string bytes, steps;
+  if (dist::is_root()) {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(dir_.checkpoints()))
+      if (e.path().extension() == ".safetensors") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    if (files.size() > static_cast<size_t>(tc_.average_last)) files.erase(files.begin(), files.end() - tc_.average_last);
+    if (files.size() >= 2) {
+      std::vector<std::string> paths;
+      for (const fs::path& f : files) paths.push_back(f.string());
+      SafeTensorFile mean = average_checkpoints(paths);
+      steps = files.front().stem().string() + " .. " + files.back().stem().string();
+      mean.metadata["step"] = std::to_string(progress_.step);
+      mean.metadata["averaged"] = std::to_string(files.size()) + " checkpoints, " + steps;
+      bytes = serialize_safetensors(mean);
+    }
+  }
+  if (dist::size() > 1) bytes = dist::broadcast(bytes);
+  if (bytes.empty()) {
+    log("training.average_last: fewer than 2 checkpoints, nothing to average");
+    return;
+  }
+  const SafeTensorFile mean = parse_safetensors(bytes, "the mean of the last checkpoints");
+  load_parameters(mean, "the mean of the last checkpoints", model_->parameters());
+  model_->set_training(false);
+  const ValidationResult r = validator_->run(*model_);
+  const bool higher_is_better = tc_.validation_metric == ValidationMetric::bleu;
+  const double metric = higher_is_better ? r.bleu : r.loss;
+  const bool better = higher_is_better ? metric > progress_.best_metric : metric < progress_.best_metric;
+  if (better) {
+    progress_.best_metric = metric;
+    if (dist::is_root()) write_safetensors(dir_.file("model.safetensors"), mean);
+  }
+  const std::string averaged = mean.metadata.at("averaged");
+  log(fmt::format("mean of {}: dev loss {:.4f}{}: {}", averaged, r.loss,
+                  r.has_bleu ? fmt::format(", BLEU {:.2f}", r.bleu) : "",
+                  better ? "better than the best checkpoint, kept as model.safetensors" : "not better, not kept"));
+  nlohmann::json record{{"type", "average"}, {"step", progress_.step}, {"checkpoints", averaged},
+                        {"loss", r.loss},    {"elapsed", elapsed()},   {"kept", better}};
+  if (r.has_bleu) record["bleu"] = r.bleu;
+  if (metrics_) metrics_->write(record);
+}
+
 // The step's group is the next accumulate * N batches; this process takes its accumulate of them.
 Shard Trainer::next_shard() {
   Shard shard;
@@ -368,6 +420,7 @@ TrainSummary Trainer::run() {
   bar_.clear();
   if (window_.labels > 0) last_loss_ = window_.loss_sum / window_.labels;
   spdlog::info("training stopped ({}) after {} steps, {}", stop_reason, progress_.step, format_duration(elapsed()));
+  try_checkpoint_average();
   return {progress_.step, last_loss_, progress_.best_metric, stop_reason};
 }
 

@@ -64,6 +64,7 @@ class Trainer {
   // Dev loss (and BLEU): keeps model.safetensors when the metric improved.
   void validate();
   void write_curves() const;
+  void try_checkpoint_average();
   // validate(), saving a checkpoint first when it fails.
   void validate_or_save();
   // trainer_state.safetensors and checkpoints/step-N.safetensors; prunes to keep_last.

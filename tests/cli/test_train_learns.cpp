@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "io/safetensors.hpp"
+#include "train/average.hpp"
 #include "train_fixture.hpp"
 
 using namespace heed;
@@ -78,4 +79,49 @@ TEST_CASE("heed train: a short run's loss falls and its model directory translat
   INFO(t.err);
   CHECK(t.exit_code == 0);
   CHECK(std::count(t.out.begin(), t.out.end(), '\n') == 3);
+}
+
+TEST_CASE("heed train: training.average_last validates the mean of the last checkpoints, kept only when better") {
+  TempDir dir("train-average-last");
+  write_reverse_corpus(dir.path.string(), "train", 300, 21);
+  write_reverse_corpus(dir.path.string(), "dev", 20, 22);
+  const std::string config = write_tiny_config(
+      dir.path.string(),
+      {{"max_steps", 60}, {"validate_every", 20}, {"keep_last", 3}, {"average_last", 3}, {"learning_rate", 0.02}},
+      /*with_dev=*/true);
+  const std::string model = dir / "model";
+  Result r = run(kHeed + " --threads 1 train -c " + config + " -m " + model, dir / "train");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+
+  double best_loss = 1e30;
+  nlohmann::json average;
+  std::ifstream metrics(model + "/metrics.jsonl");
+  for (std::string line; std::getline(metrics, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (j.at("type") == "valid") best_loss = std::min(best_loss, j.at("loss").get<double>());
+    if (j.at("type") == "average") average = j;
+  }
+  INFO(average.dump());
+  REQUIRE(average.is_object());
+  CHECK(average.at("checkpoints") == "3 checkpoints, step-00000020 .. step-00000060");
+  const bool kept = average.at("kept").get<bool>();
+  CHECK(kept == (average.at("loss").get<double>() < best_loss));
+  CHECK(r.err.find(kept ? "kept as model.safetensors" : "not better, not kept") != std::string::npos);
+
+  // model.safetensors is the mean of the three checkpoints exactly when it was kept.
+  const SafeTensorFile saved = read_safetensors(model + "/model.safetensors");
+  const SafeTensorFile mean = average_checkpoints({model + "/checkpoints/step-00000020.safetensors",
+                                                   model + "/checkpoints/step-00000040.safetensors",
+                                                   model + "/checkpoints/step-00000060.safetensors"});
+  bool equal = true;
+  for (const auto& [name, tensor] : mean.tensors) equal = equal && saved.tensors.at(name).data == tensor.data;
+  CHECK(equal == kept);
+  CHECK(saved.metadata.count("averaged") == (kept ? 1u : 0u));
+
+  // Averaging needs the checkpoints kept.
+  const std::string bad = write_tiny_config(dir.path.string(), {{"keep_last", 2}, {"average_last", 3}}, true);
+  Result refused = run(kHeed + " --threads 1 train -c " + bad + " -m " + (dir / "refused"), dir / "refused");
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("training.average_last (3) needs training.keep_last (2) at least as large") != std::string::npos);
 }
