@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli/decoder_models.hpp"
 #include "cli/registry.hpp"
@@ -20,7 +21,8 @@ namespace heed::cli {
 namespace {
 
 struct ServeArgs {
-  std::string model_dir, host = "127.0.0.1", precision = "auto";
+  std::vector<std::string> model_dirs;  // several: an ensemble
+  std::string host = "127.0.0.1", precision = "auto";
   int port = 8080, max_batch_tokens = 0, max_wait_ms = 10, max_sentences = 256, max_sentence_length = 0, max_beam = 16,
       timeout_ms = 30000, io_threads = 64;
   size_t max_request_bytes = 1 << 20;
@@ -39,10 +41,10 @@ bool is_loopback(const std::string& host) {
 }
 
 void run_serve(const ServeArgs& args) {
-  DecoderModels models({args.model_dir});
+  DecoderModels models(args.model_dirs);
   nlohmann::json with_precision = to_json(models.config());
   apply_override(with_precision, "decoding.precision=" + args.precision, "--precision");
-  const Config config = config_from_json(with_precision, args.model_dir + ": the command line");
+  const Config config = config_from_json(with_precision, args.model_dirs.front() + ": the command line");
   models.set_precision(config.decoding.precision);
 
   serve::ServeOptions options;
@@ -62,7 +64,8 @@ void run_serve(const ServeArgs& args) {
   http.default_beam = config.decoding.beam;
   http.timeout = std::chrono::milliseconds(args.timeout_ms);
   http.io_threads = args.io_threads;
-  http.model_name = model_name(args.model_dir);
+  for (const std::string& dir : args.model_dirs)  // an ensemble's members joined: "a+b"
+    http.model_name += (http.model_name.empty() ? "" : "+") + model_name(dir);
   if (!is_loopback(args.host))
     spdlog::warn("serve: listening on {}: other machines can reach this server, and it has no authentication",
                  args.host);
@@ -90,7 +93,8 @@ void run_serve(const ServeArgs& args) {
 void add_serve_command(CLI::App& app, Registry& registry) {
   auto args = std::make_shared<ServeArgs>();
   auto* sub = app.add_subcommand("serve", "translate over HTTP (JSON API, metrics, a web page) with dynamic batching");
-  sub->add_option("-m,--model", args->model_dir, "model directory (config.json, tokenizer.json, model.safetensors)")
+  sub->add_option("-m,--model", args->model_dirs,
+                  "model directory (config.json, tokenizer.json, model.safetensors); several: an ensemble")
       ->required();
   sub->add_option("--host", args->host, "address to listen on; other than loopback, anyone who can reach it may use it")
       ->capture_default_str();

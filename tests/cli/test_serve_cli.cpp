@@ -90,6 +90,20 @@ TEST_CASE("serve: translations equal heed translate's for the same lines", "[cli
   CHECK(server.stop() == 0);
 }
 
+TEST_CASE("serve -m A -m B: an ensemble answers as translate's ensemble does", "[cli][serve][ensemble]") {
+  static const std::string transformer = make_tiny_model_dir("serve_cli/transformer", heed::Arch::transformer);
+  ServerProcess server(model_dir(), scratch("ensemble"), {"-m", transformer});
+  REQUIRE(server.port() > 0);
+  const std::vector<std::string> lines = sample_lines(0, 8);
+  const Answer a = post(server, json{{"text", lines}, {"beam", 3}});
+  REQUIRE(a.status == 200);
+  CHECK(a.body["model"] == "model+transformer");
+  CHECK(texts(a.body["translations"]) ==
+        translate_offline(model_dir(), lines, "-m " + transformer + " --beam 3", scratch("ensemble-offline")));
+  CHECK(server.log().find("ensemble of") != std::string::npos);
+  CHECK(server.stop() == 0);
+}
+
 TEST_CASE("serve: concurrent requests each get their own lines' translations; counters add up", "[cli][serve]") {
   ServerProcess server(model_dir(), scratch("concurrent"));
   REQUIRE(server.port() > 0);
