@@ -42,7 +42,9 @@ std::vector<TranslationResult> TranslationService::translate(const TranslateRequ
   job->sources.resize(request.text.size());
   job->results.resize(request.text.size());
   for (size_t i = 0; i < request.text.size(); ++i) {
-    const std::vector<int> ids = tokenizers_.source().encode(request.text[i]);
+    // On the HTTP server's connection thread: uncached, since a word cache on each of its tens of
+    // threads would hold as many copies of the same words (up to 2^17 words each).
+    const std::vector<int> ids = tokenizers_.source().encode_uncached(request.text[i]);
     if (static_cast<int>(ids.size()) > options_.max_sentence_tokens) {
       const std::string field = "text[" + std::to_string(i) + "]";
       throw RequestError(413, field,

@@ -305,6 +305,12 @@ void Tokenizer::encode_word(std::string_view word, std::vector<int>& out) const 
   for (int i = 0; i >= 0 && i < n; i = next[i]) out.push_back(ids[i]);
 }
 
+std::vector<int> Tokenizer::encode_uncached(std::string_view text) const {
+  std::vector<int> out;
+  for_each_word(text, [&](std::string_view word) { encode_word(word, out); });
+  return out;
+}
+
 std::vector<int> Tokenizer::encode(std::string_view text) const {
   std::vector<int> out;
   auto& cache = thread_cache().for_instance(model_->instance);

@@ -64,6 +64,9 @@ class Tokenizer {
   nlohmann::json to_json() const;
 
   std::vector<int> encode(std::string_view text) const;  // no <s>/</s> added
+  // The same ids without the calling thread's word cache: for threads that are many or short-lived
+  // (a server's connection threads), where a cache each would multiply memory by the threads.
+  std::vector<int> encode_uncached(std::string_view text) const;
   std::vector<std::string> encode_pieces(std::string_view text) const;
   // Specials are skipped; invalid UTF-8 produced by stray byte tokens becomes U+FFFD.
   // Throws heed::Error for an id outside the vocabulary.

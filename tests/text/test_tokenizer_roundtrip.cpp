@@ -57,6 +57,7 @@ TEST_CASE("round trip on every line of the real-text sample", "[tokenizer]") {
   for (const auto& line : lines) {
     const auto ids = tok.encode(line);
     REQUIRE(tok.decode(ids) == line);
+    REQUIRE(tok.encode_uncached(line) == ids);  // the server's path: the same ids without the cache
     for (int id : ids) REQUIRE(id >= heed::kFirstByteId);  // never a special, never <unk>
     pieces += ids.size();
   }
