@@ -12,6 +12,7 @@
 #include "cli/decoder_models.hpp"
 #include "cli/registry.hpp"
 #include "serve/server.hpp"
+#include "train/model_dir.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
 #include "util/threads.hpp"
@@ -29,12 +30,9 @@ struct ServeArgs {
   CLI::Option *batch_tokens_opt = nullptr, *sentence_length_opt = nullptr;
 };
 
-// What answers call the model: its directory's name ("runs/quickstart/" → "quickstart").
-std::string model_name(const std::string& dir) {
-  std::filesystem::path p = std::filesystem::absolute(dir).lexically_normal();
-  if (!p.has_filename()) p = p.parent_path();
-  return p.filename().string();
-}
+// What answers call the model: its directory's name ("runs/quickstart/" → "quickstart", "." →
+// the current directory's).
+std::string model_name(const std::string& dir) { return run_name(std::filesystem::absolute(dir).string()); }
 
 bool is_loopback(const std::string& host) {
   return host == "127.0.0.1" || host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;

@@ -4,11 +4,10 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 
+#include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/line_chart.hpp"
-#include "util/atomic_file.hpp"
 
 namespace heed {
 namespace {
@@ -55,13 +54,6 @@ RunCurves read_run_curves(const std::string& metrics_path, const std::string& na
   if (run.train_loss.empty() && run.dev_loss.empty())
     throw Error(metrics_path + ": no training or validation records (not a translation run's metrics.jsonl?)");
   return run;
-}
-
-std::string run_name(const std::string& dir) {
-  std::filesystem::path path = std::filesystem::path(dir).lexically_normal();
-  if (path.filename().empty()) path = path.parent_path();  // "runs/a/"
-  const std::string name = path.filename().string();
-  return name.empty() || name == "." || name == ".." ? "run" : name;
 }
 
 std::string learning_curves_svg(const std::vector<RunCurves>& runs) {

@@ -20,9 +20,6 @@ struct RunCurves {
 // and "valid" are skipped; a run without any is an Error naming the file.
 RunCurves read_run_curves(const std::string& metrics_path, const std::string& name);
 
-// A run's name for the legend: its directory's last component ("run" when there is none).
-std::string run_name(const std::string& dir);
-
 std::string learning_curves_svg(const std::vector<RunCurves>& runs);
 
 }  // namespace heed

@@ -1,5 +1,6 @@
 #include "train/model_dir.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -16,6 +17,21 @@ std::string ModelDir::checkpoint(int64_t step) const {
   char name[64];
   std::snprintf(name, sizeof name, "step-%08lld.safetensors", static_cast<long long>(step));
   return (fs::path(checkpoints()) / name).string();
+}
+
+std::vector<std::string> ModelDir::checkpoint_files() const {
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(checkpoints()))
+    if (e.path().extension() == ".safetensors") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string run_name(const std::string& dir) {
+  std::filesystem::path path = std::filesystem::path(dir).lexically_normal();
+  if (path.filename().empty()) path = path.parent_path();  // "runs/a/"
+  const std::string name = path.filename().string();
+  return name.empty() || name == "." || name == ".." ? "run" : name;
 }
 
 ModelDir check_run_directory(const Config& config) {

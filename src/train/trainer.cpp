@@ -8,8 +8,8 @@
 
 #include "dist/process_group.hpp"
 #include "models/factory.hpp"
-#include "tensor/ops.hpp"
 #include "io/safetensors.hpp"
+#include "tensor/ops.hpp"
 #include "train/average.hpp"
 #include "train/checkpoint.hpp"
 #include "train/learning_curves.hpp"
@@ -161,21 +161,26 @@ void Trainer::save_checkpoint() {
   save_trainer_state(dir_.file("trainer_state.safetensors"), params, adam_, p);
   if (!validator_) save_parameters(dir_.file("model.safetensors"), params, {{"step", step}});
   save_parameters(dir_.checkpoint(progress_.step), params, {{"step", step}});
-  std::vector<fs::path> old;
-  for (const auto& e : fs::directory_iterator(dir_.checkpoints()))
-    if (e.path().extension() == ".safetensors") old.push_back(e.path());
-  std::sort(old.begin(), old.end());
+  const std::vector<std::string> old = dir_.checkpoint_files();
   for (size_t i = 0; i + tc_.keep_last < old.size(); ++i) fs::remove(old[i]);
+}
+
+double Trainer::validation_metric(const ValidationResult& r) const {
+  return tc_.validation_metric == ValidationMetric::bleu ? r.bleu : r.loss;
+}
+
+bool Trainer::beats_best(double metric) const {
+  if (!progress_.has_best) return true;
+  return tc_.validation_metric == ValidationMetric::bleu ? metric > progress_.best_metric
+                                                         : metric < progress_.best_metric;
 }
 
 void Trainer::validate() {
   if (!validator_) return;
   model_->set_training(false);
   const ValidationResult r = validator_->run(*model_);
-  const bool higher_is_better = tc_.validation_metric == ValidationMetric::bleu;
-  const double metric = higher_is_better ? r.bleu : r.loss;
-  const bool improved =
-      !progress_.has_best || (higher_is_better ? metric > progress_.best_metric : metric < progress_.best_metric);
+  const double metric = validation_metric(r);
+  const bool improved = beats_best(metric);
   if (improved) {
     progress_.best_metric = metric;
     progress_.has_best = true;
@@ -216,35 +221,31 @@ void Trainer::write_curves() const {
 // holding the mean; trainer_state.safetensors keeps the last step's parameters for --resume.
 void Trainer::try_checkpoint_average() {
   if (tc_.average_last < 2 || !validator_) return;
-  std::string bytes, steps;
+  SafeTensorFile mean;  // empty: fewer than 2 checkpoints
   if (dist::is_root()) {
-    std::vector<fs::path> files;
-    for (const auto& e : fs::directory_iterator(dir_.checkpoints()))
-      if (e.path().extension() == ".safetensors") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
+    std::vector<std::string> files = dir_.checkpoint_files();
     if (files.size() > static_cast<size_t>(tc_.average_last)) files.erase(files.begin(), files.end() - tc_.average_last);
     if (files.size() >= 2) {
-      std::vector<std::string> paths;
-      for (const fs::path& f : files) paths.push_back(f.string());
-      SafeTensorFile mean = average_checkpoints(paths);
-      steps = files.front().stem().string() + " .. " + files.back().stem().string();
+      mean = average_checkpoints(files);
       mean.metadata["step"] = std::to_string(progress_.step);
-      mean.metadata["averaged"] = std::to_string(files.size()) + " checkpoints, " + steps;
-      bytes = serialize_safetensors(mean);
+      mean.metadata["averaged"] = std::to_string(files.size()) + " checkpoints, " + fs::path(files.front()).stem().string() +
+                                  " .. " + fs::path(files.back()).stem().string();
     }
   }
-  if (dist::size() > 1) bytes = dist::broadcast(bytes);
-  if (bytes.empty()) {
+  const std::string origin = "the mean of the last checkpoints";
+  if (dist::size() > 1) {
+    const std::string bytes = dist::broadcast(mean.tensors.empty() ? std::string() : serialize_safetensors(mean));
+    if (!dist::is_root() && !bytes.empty()) mean = parse_safetensors(bytes, origin);
+  }
+  if (mean.tensors.empty()) {
     log("training.average_last: fewer than 2 checkpoints, nothing to average");
     return;
   }
-  const SafeTensorFile mean = parse_safetensors(bytes, "the mean of the last checkpoints");
-  load_parameters(mean, "the mean of the last checkpoints", model_->parameters());
+  load_parameters(mean, origin, model_->parameters());
   model_->set_training(false);
   const ValidationResult r = validator_->run(*model_);
-  const bool higher_is_better = tc_.validation_metric == ValidationMetric::bleu;
-  const double metric = higher_is_better ? r.bleu : r.loss;
-  const bool better = higher_is_better ? metric > progress_.best_metric : metric < progress_.best_metric;
+  const double metric = validation_metric(r);
+  const bool better = beats_best(metric);
   if (better) {
     progress_.best_metric = metric;
     if (dist::is_root()) write_safetensors(dir_.file("model.safetensors"), mean);

@@ -65,6 +65,9 @@ class Trainer {
   void validate();
   void write_curves() const;
   void try_checkpoint_average();
+  // The validation metric (BLEU or dev loss), and whether it beats the best so far.
+  double validation_metric(const ValidationResult& r) const;
+  bool beats_best(double metric) const;
   // validate(), saving a checkpoint first when it fails.
   void validate_or_save();
   // trainer_state.safetensors and checkpoints/step-N.safetensors; prunes to keep_last.

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "train/learning_curves.hpp"
+#include "train/model_dir.hpp"
 #include "util/error.hpp"
 #include "util/line_chart.hpp"
 
