@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "decode/beam_search.hpp"
 #include "util/error.hpp"
 
 namespace heed {
@@ -22,20 +21,21 @@ int tightest(const std::vector<Seq2Seq*>& members, int (Seq2Seq::*limit)() const
   return out;
 }
 
-// rows × vocab logits turned into log-probabilities and added to `sum`.
-void add_log_probs(const Tensor& logits, Tensor& sum) {
-  const int64_t vocab = logits.dim(logits.ndim() - 1), rows = logits.numel() / vocab;
-  const float* in = logits.data();
-  float* out = sum.data();
-  for (int64_t r = 0; r < rows; ++r) {
-    const float normaliser = log_normaliser(in + r * vocab, static_cast<int>(vocab));
-    for (int64_t v = 0; v < vocab; ++v) out[r * vocab + v] += in[r * vocab + v] - normaliser;
-  }
-}
-
-void divide(Tensor& t, float n) {
-  float* p = t.data();
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] /= n;
+// sum += weight · values, elementwise (an undefined sum becomes weight · values). The members'
+// logits are averaged without their log-normalisers: each is a constant per row, which the
+// search's own normalisation removes, so the mean of the logits gives the same distribution as
+// the mean of the log-probabilities, and costs no exp pass per member.
+void add_weighted(const Tensor& values, float weight, Tensor& sum) {
+  const Tensor in = values.contiguous();
+  const int64_t n = in.numel();
+  const float* __restrict x = in.data();
+  const bool first = !sum.defined();
+  if (first) sum = Tensor::empty(in.shape());
+  float* __restrict out = sum.data();
+  if (first)
+    for (int64_t i = 0; i < n; ++i) out[i] = weight * x[i];
+  else
+    for (int64_t i = 0; i < n; ++i) out[i] += weight * x[i];
 }
 
 }  // namespace
@@ -68,40 +68,31 @@ std::unique_ptr<DecoderState> Ensemble::begin(const Batch& batch) {
 
 Var Ensemble::forward(const Batch& batch) {
   NoGradGuard no_grad;
+  const float weight = 1.0f / static_cast<float>(members_.size());
   Tensor sum;
   for (Seq2Seq* m : members_) {
     const EvalMode eval(*m);
-    const Tensor logits = m->forward(batch).value().contiguous();
-    if (!sum.defined()) sum = Tensor::zeros(logits.shape());
-    add_log_probs(logits, sum);
+    add_weighted(m->forward(batch).value(), weight, sum);
   }
-  divide(sum, static_cast<float>(members_.size()));
   return Var(sum);
 }
 
 StepOutput Ensemble::step(DecoderState& state, const std::vector<int32_t>& previous) {
   auto& s = static_cast<EnsembleState&>(state);
+  const float weight = 1.0f / static_cast<float>(members_.size());
   StepOutput out;
   bool all_attend = true;
   for (size_t i = 0; i < members_.size(); ++i) {
     StepOutput m = members_[i]->step(*s.members[i], previous);
-    const Tensor logits = m.logits.contiguous();
-    if (!out.logits.defined()) out.logits = Tensor::zeros(logits.shape());
-    add_log_probs(logits, out.logits);
+    add_weighted(m.logits, weight, out.logits);
     // Source attention only: a memory-reading member's weights are over its memory rows.
     all_attend = all_attend && m.attention.defined() && members_[i]->memory_rows() == 0 &&
                  (!out.attention.defined() || out.attention.shape() == m.attention.shape());
-    if (!all_attend) {
+    if (all_attend)
+      add_weighted(m.attention, weight, out.attention);
+    else
       out.attention = Tensor();
-    } else if (!out.attention.defined()) {
-      out.attention = m.attention.contiguous().clone();
-    } else {
-      const Tensor a = m.attention.contiguous();
-      for (int64_t j = 0; j < a.numel(); ++j) out.attention.data()[j] += a.data()[j];
-    }
   }
-  divide(out.logits, static_cast<float>(members_.size()));
-  if (out.attention.defined()) divide(out.attention, static_cast<float>(members_.size()));
   s.rows = static_cast<int>(previous.size());
   return out;
 }

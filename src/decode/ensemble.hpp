@@ -1,10 +1,10 @@
 #pragma once
 // Several models translating as one. At each step every member scores the next token and the
-// ensemble averages their log-probabilities: mean_m log p_m(v | ·). The search normalises that
-// average as it normalises any logits, so the ensemble's distribution is the normalised geometric
-// mean of the members' distributions, and its scores stay log-probabilities, comparable with a
-// single model's (and something sampling can draw from). forward() gives the same average over a
-// whole target (heed score).
+// ensemble averages their logits, which up to a constant per row is mean_m log p_m(v | ·). The
+// search normalises that average as it normalises any logits, so the ensemble's distribution is
+// the normalised geometric mean of the members' distributions, and its scores stay
+// log-probabilities, comparable with a single model's (and something sampling can draw from).
+// forward() gives the same average over a whole target (heed score).
 //
 // Members must share the source and target vocabularies (the CLI also checks that their
 // tokenizers are identical); they may differ in architecture. The ensemble owns no parameters and
@@ -26,7 +26,7 @@ class Ensemble : public Seq2Seq {
   EncoderOutput encode(const Batch& batch) override;
   std::unique_ptr<DecoderState> start(const EncoderOutput& encoded) override;
   std::unique_ptr<DecoderState> begin(const Batch& batch) override;
-  // [B, T, V]: the members' average log-probabilities (no gradients).
+  // [B, T, V]: the members' average logits (no gradients).
   Var forward(const Batch& batch) override;
   StepOutput step(DecoderState& state, const std::vector<int32_t>& previous) override;
   void reorder(DecoderState& state, const std::vector<int32_t>& rows) override;
