@@ -42,6 +42,13 @@ What it does, in order (every run prints the load average before it starts):
    id order, so the ids agree) and both translate the dev set with it, alternating: the same
    search over the same model, so equal outputs are expected and counted, and the ratio
    compares speed alone.
+6. int8, with heed's model of step 4 (or, in the int8 phase, with trained models given by
+   --int8-models, each translating the dev set with its own tokenizer): heed fp32, heed's int8
+   copy (heed quantize), the reference fp32 and the reference under PyTorch's dynamic int8
+   quantization (scripts/bench-peer-int8.py: quantize_dynamic over nn.Linear, nn.GRU and
+   nn.GRUCell), alternating, greedy and beam 5; sentences/s, the ratios heed int8 / reference
+   int8 and int8 / fp32 of each, and dev BLEU of all four. Without VNNI heed's int8 products use
+   7-bit weights (README); the table says when the CPU lacks it.
 
 Prints a table and writes everything as JSON (--json). Standard library only.
 """
@@ -422,10 +429,11 @@ def run_heed_translate(args, runner, data, arch, model_dir, beam, name):
             "peak_rss_mib": r["peak_rss_mib"], "load": r["load"], "busy": r["busy"]}
 
 
-def run_ref_translate(args, runner, data, model, beam, name):
+def run_ref_translate(args, runner, data, model, beam, name, int8=False):
     out = os.path.join(args.work, "out", name + ".pieces")
     os.makedirs(os.path.dirname(out), exist_ok=True)
-    r = runner.run(name, [args.python, args.peer, "translate", "--model", model,
+    program = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench-peer-int8.py"), args.peer] if int8 else [args.peer]
+    r = runner.run(name, [args.python, *program, "translate", "--model", model,
                           "--input", os.path.join(data["dir"], f"dev.pieces.{args.src}"), "--beam", str(beam),
                           "--batch-size", "32", "--max-len-ratio", "2", "--threads", str(args.threads)],
                    stdout_path=out)
@@ -482,6 +490,7 @@ os.replace(out + ".tmp", out)
 
 
 def export_to_reference(args, runner, arch, model_dir, out):
+    os.makedirs(os.path.dirname(out), exist_ok=True)
     runner.run(f"export-{arch}", [args.python, "-c", EXPORT_SCRIPT, args.peer, model_dir, arch, out])
     return out
 
@@ -503,6 +512,51 @@ def translate_pairs(args, runner, data, arch, heed_model, ref_model, beam, tag):
     sent, tok = summarise_pairs(pairs, "sent_per_s"), summarise_pairs(pairs, "tok_per_s")
     return {"pairs": pairs, "sent_per_s": sent, "tok_per_s": tok,
             "target_met": (sent["median_ratio"] or 0) >= TRANSLATE_TARGET}
+
+
+def int8_comparison(args, runner, data, arch, heed_model, ref_model):
+    """Step 6: heed's model and its int8 copy (heed quantize) against the same model in the
+    reference, fp32 and under PyTorch's dynamic int8 quantization; the four alternate."""
+    quantized = os.path.join(args.work, "models", f"{arch}-int8")
+    shutil.rmtree(quantized, ignore_errors=True)
+    runner.run(f"quantize-{arch}", [args.heed, "quantize", "-m", heed_model, "-o", quantized])
+    result = {}
+    for beam in (1, 5):
+        log(f"  int8 translation, {arch}, beam {beam}: heed fp32, heed int8, reference fp32, reference int8")
+        tag = f"int8-{arch}-b{beam}"
+        pairs = []
+        for i in range(args.pairs):
+            run = {"heed_fp32": run_heed_translate(args, runner, data, arch, heed_model, beam, f"{tag}-heed-fp32-{i}"),
+                   "heed_int8": run_heed_translate(args, runner, data, arch, quantized, beam, f"{tag}-heed-int8-{i}"),
+                   "ref_fp32": run_ref_translate(args, runner, data, ref_model, beam, f"{tag}-ref-fp32-{i}"),
+                   "ref_int8": run_ref_translate(args, runner, data, ref_model, beam, f"{tag}-ref-int8-{i}", int8=True)}
+            pairs.append(run)
+            log("    " + " | ".join(f"{k} {v['sent_per_s']:.1f} sent/s" for k, v in run.items()))
+        ratios = lambda a, b: [round(p[a]["sent_per_s"] / p[b]["sent_per_s"], 3) for p in pairs]
+        result[f"beam{beam}"] = {
+            "pairs": pairs,
+            "sent_per_s": {k: statistics.median(p[k]["sent_per_s"] for p in pairs) for k in pairs[0]},
+            "ratios": {"heed_int8/ref_int8": ratios("heed_int8", "ref_int8"),
+                       "heed_int8/heed_fp32": ratios("heed_int8", "heed_fp32"),
+                       "ref_int8/ref_fp32": ratios("ref_int8", "ref_fp32")},
+            "bleu": {k: bleu(args, runner, data, pairs[0][k]["output"], f"bleu-{tag}-{k}") for k in pairs[0]},
+        }
+    return result
+
+
+def given_model_data(args, runner, arch, model_dir):
+    """The int8 phase's data for a trained heed model: the dev set (--dev-lines), and its source
+    as pieces of the model's own tokenizer for the reference."""
+    data = os.path.join(args.work, f"data-{arch}")
+    os.makedirs(data, exist_ok=True)
+    for lang in (args.src, args.tgt):
+        lines = read_lines(os.path.join(args.corpus, f"dev.{lang}"), args.dev_lines or None)
+        write_lines(os.path.join(data, f"dev.{lang}"), [" ".join(line.split()) for line in lines])
+    tok = os.path.join(model_dir, "tokenizer.json")
+    runner.run(f"encode-dev-{arch}", [args.heed, "--threads", str(args.threads), "tokenizer", "encode", "-m", tok,
+                                      "-i", os.path.join(data, f"dev.{args.src}"),
+                                      "-o", os.path.join(data, f"dev.pieces.{args.src}")])
+    return {"dir": data, "tokenizer": tok}
 
 
 def bleu(args, runner, data, hyp, name):
@@ -544,15 +598,23 @@ def main():
     ap.add_argument("--quality-side-by-side", action="store_true",
                     help="train heed and the reference for the quality runs at the same time, one thread "
                          "each (half the wall time; both see the same machine load)")
-    ap.add_argument("--phases", default="speed,quality", help="speed, quality or both")
+    ap.add_argument("--phases", default="speed,quality", help="speed, quality, int8 (comma-separated)")
+    ap.add_argument("--int8-models", default="",
+                    help="int8 phase: trained heed models, e.g. gru=DIR,transformer=DIR (each with its tokenizer)")
     ap.add_argument("--reuse-models", action="store_true",
                     help="quality phase: translate with the models (and data) of an earlier run in --work "
                          "instead of training them again")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     phases = set(args.phases.split(","))
-    if not phases or not phases <= {"speed", "quality"}:
-        die("--phases: a comma-separated list of speed, quality")
+    if not phases or not phases <= {"speed", "quality", "int8"}:
+        die("--phases: a comma-separated list of speed, quality, int8")
+    int8_models = dict(item.split("=", 1) for item in args.int8_models.split(",") if "=" in item)
+    if "int8" in phases and not int8_models:
+        die("--phases int8 needs --int8-models gru=DIR,transformer=DIR")
+    for arch, model_dir in int8_models.items():
+        if arch not in ARCHS or not os.path.isfile(os.path.join(model_dir, "model.safetensors")):
+            die(f"--int8-models: {arch}={model_dir} is not gru= or transformer= a heed model directory")
     if not os.path.isfile(args.peer):
         die(f"the reference {args.peer} is missing (give its path with --peer)")
     if not os.access(args.heed, os.X_OK):
@@ -596,12 +658,14 @@ def main():
             json.dump(result, f, indent=1)
         os.replace(tmp, json_path)
 
-    data = prepare_data(args, runner, args.work)
-    result["data"] = {k: v for k, v in data.items() if k not in ("stamp", "lengths", "dir", "tokenizer")}
-    result["roofline"] = roofline(args, runner)
-    log(f"roofline: {result['roofline']['gflops']:.1f} GFLOP/s (bare oneDNN, {result['roofline']['case']})")
+    result["vnni"] = any(f in open("/proc/cpuinfo").read().split() for f in ("avx512_vnni", "avx_vnni"))
+    result["train"], result["translate"], result["quality"], result["int8"] = {}, {}, {}, {}
+    if phases & {"speed", "quality"}:
+        data = prepare_data(args, runner, args.work)
+        result["data"] = {k: v for k, v in data.items() if k not in ("stamp", "lengths", "dir", "tokenizer")}
+        result["roofline"] = roofline(args, runner)
+        log(f"roofline: {result['roofline']['gflops']:.1f} GFLOP/s (bare oneDNN, {result['roofline']['case']})")
 
-    result["train"], result["translate"], result["quality"] = {}, {}, {}
     total = args.warmup + args.steps
     for arch in (archs if "speed" in phases else []):
         log(f"training speed, {arch}: {args.pairs} x (heed, reference), {total} updates, first {args.warmup} excluded")
@@ -682,8 +746,16 @@ def main():
             same, total = identical_lines(t["pairs"][0]["heed"]["output"], t["pairs"][0]["ref"]["output"])
             t["identical_outputs"], t["sentences"] = same, total
             log(f"    identical translations: {same} of {total}")
+        result["int8"][arch] = int8_comparison(args, runner, data, arch, h["model_dir"], exported)
         result["translate"][arch] = tr
         result["quality"][arch] = quality
+        save(complete=False)
+
+    for arch, model_dir in (int8_models.items() if "int8" in phases else []):
+        log(f"int8, {arch}: the trained model {model_dir}")
+        given = given_model_data(args, runner, arch, model_dir)
+        exported = export_to_reference(args, runner, arch, model_dir, os.path.join(args.work, "models", f"given-{arch}.pt"))
+        result["int8"][arch] = int8_comparison(args, runner, given, arch, model_dir, exported)
         save(complete=False)
 
     save()
@@ -698,10 +770,11 @@ def num(x, spec):
 def print_table(result, archs):
     log("\n" + "=" * 100)
     log(f"heed vs PyTorch reference, {result['corpus']}, {result['threads']} threads each, {result['cpu']}")
-    d = result["data"]
-    log(f"data: {d['train_pairs']} training pairs, {d['dev_sentences']} dev sentences; "
-        f"roofline {result['roofline']['gflops']:.1f} GFLOP/s; "
-        f"runs started on a busy machine (1-min load > threads + 0.5): {result['busy_runs']}")
+    if "data" in result:
+        d = result["data"]
+        log(f"data: {d['train_pairs']} training pairs, {d['dev_sentences']} dev sentences; "
+            f"roofline {result['roofline']['gflops']:.1f} GFLOP/s")
+    log(f"runs started on a busy machine (1-min load > threads + 0.5): {result['busy_runs']}")
     log(f"{'':34}{'heed':>12}{'reference':>12}{'ratios':>24}{'median':>8}  target met")
     for arch in archs:
         log(arch)
@@ -709,6 +782,8 @@ def print_table(result, archs):
             print_train_rows(result["train"][arch])
         if arch in result["quality"]:
             print_quality_rows(result["translate"][arch], result["quality"][arch])
+        if arch in result["int8"]:
+            print_int8_rows(result["int8"][arch], result["vnni"])
     log("=" * 100)
 
 
@@ -752,6 +827,23 @@ def print_quality_rows(translate, q):
             f"{q['heed']['bleu_' + beam]:12.2f}{q['ref']['bleu_' + beam]:12.2f}")
     if q.get("side_by_side"):
         log("  (equal-time runs trained side by side, 1 thread each)")
+
+
+def print_int8_rows(int8, vnni):
+    log(f"  int8 translation, one model (heed quantize | PyTorch quantize_dynamic), sent/s"
+        f"{'' if vnni else '; this CPU has no VNNI'}:")
+    for beam in ("beam1", "beam5"):
+        x = int8[beam]
+        name = "greedy" if beam == "beam1" else "beam 5"
+        s, b = x["sent_per_s"], x["bleu"]
+        log(f"  {'  ' + name + ' int8':32}{s['heed_int8']:12.1f}{s['ref_int8']:12.1f}"
+            f"{' '.join(f'{r:.2f}' for r in x['ratios']['heed_int8/ref_int8']):>24}"
+            f"{statistics.median(x['ratios']['heed_int8/ref_int8']):8.2f}")
+        for key, label in (("heed_int8/heed_fp32", "heed int8 / fp32"), ("ref_int8/ref_fp32", "reference int8 / fp32")):
+            log(f"  {'    ' + label:32}{'':24}{' '.join(f'{r:.2f}' for r in x['ratios'][key]):>24}"
+                f"{statistics.median(x['ratios'][key]):8.2f}")
+        for precision in ("fp32", "int8"):
+            log(f"  {'    dev BLEU ' + precision:32}{b['heed_' + precision]:12.2f}{b['ref_' + precision]:12.2f}")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,9 @@
 #   --work DIR      data, models and logs (default: a new temporary folder)
 #   --json FILE     results as JSON (default: WORK/bench.json)
 #   --threads N --pairs N --train-lines N --steps N --quality-minutes M --archs gru,transformer ...
-#   --phases speed,quality   the training-speed phase, the equal-time quality phase, or both
+#   --phases speed,quality,int8   the training-speed phase, the equal-time quality phase (which
+#                   ends with int8 rows), and int8 alone for trained models given with
+#                   --int8-models gru=DIR,transformer=DIR
 #   --quality-side-by-side   train heed and the reference for the quality phase at the same time,
 #                   one thread each (half the wall time)
 #   --reuse-models  quality phase with the models and data of an earlier run in --work: only
