@@ -3,6 +3,7 @@
 #
 #   scripts/bench-decoding.sh --src DEV_SRC --ref DEV_REF --models A[,B] [--lines 1000]
 #                             [--pairs 3] [--threads 1] [--beams 1,5] [--work DIR]
+#                             [--only int8|ensemble]
 #
 # int8: each model is quantized (heed quantize) and the first --lines of DEV_SRC are translated
 # with the fp32 model and its int8 copy, alternately (fp32 int8 fp32 int8 ...), greedily and with
@@ -10,19 +11,20 @@
 # detokenizing; loading excluded); the int8/fp32 ratio is taken pair by pair and its median
 # printed, so a machine whose speed drifts still gives a fair figure. BLEU (heed bleu, sacreBLEU's
 # default) of both, and how many output lines are identical.
-# Ensemble: with two models (same tokenizer: e.g. one config, two seeds), A alone against A+B,
-# alternately, at each beam: the time ratio (ensemble / single, < 2.1 wanted) and the BLEU of A,
-# B and A+B.
+# Ensemble: with two models (same tokenizer: e.g. one config, two seeds), A, A+B and B in turn, at
+# each beam: the time ratio ensemble / A (< 2.1 wanted), and ensemble / the mean of A and B (the
+# two models' outputs differ in length, and so does the search's work), and the BLEU of A, B and
+# A+B.
 # Figures depend on the CPU: the header names it and whether it has VNNI (without it, int8
 # products use 7-bit weights and the slower non-VNNI int8 instructions).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-  echo "usage: scripts/bench-decoding.sh --src DEV_SRC --ref DEV_REF --models A[,B] [--lines N] [--pairs N] [--threads N] [--beams 1,5] [--work DIR]" >&2
+  echo "usage: scripts/bench-decoding.sh --src DEV_SRC --ref DEV_REF --models A[,B] [--lines N] [--pairs N] [--threads N] [--beams 1,5] [--work DIR] [--only int8|ensemble]" >&2
   exit 2
 }
-src= ref= models= lines=1000 pairs=3 threads=1 beams=1,5 work=
+src= ref= models= lines=1000 pairs=3 threads=1 beams=1,5 work= only=
 while [[ $# -gt 0 ]]; do
   case $1 in
     --src) src=$2; shift 2 ;;
@@ -33,10 +35,12 @@ while [[ $# -gt 0 ]]; do
     --threads) threads=$2; shift 2 ;;
     --beams) beams=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
     *) usage ;;
   esac
 done
 [[ -n $src && -n $ref && -n $models ]] || usage
+[[ -z $only || $only == int8 || $only == ensemble ]] || usage
 heed=${HEED:-build/heed}
 [[ -x $heed ]] || { echo "bench-decoding.sh: $heed not found: build heed first (or set HEED)" >&2; exit 2; }
 [[ -n $work ]] || work=$(mktemp -d /tmp/heed-bench-decoding.XXXXXX)
@@ -61,8 +65,9 @@ bleu() { "$heed" bleu "$work/ref.txt" -i "$1" --score-only 2> /dev/null; }
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 same_lines() { paste -d '\t' "$1" "$2" | awk -F '\t' '$1 == $2 {n++} END {print n + 0}'; }
 
-printf '\n%-26s %5s %12s %12s %8s %9s %9s %11s\n' "int8 against fp32" beam "fp32 sent/s" "int8 sent/s" ratio "BLEU fp32" "BLEU int8" "same lines"
-for m in "${model_list[@]}"; do
+[[ $only == ensemble ]] && model_list_int8=() || model_list_int8=("${model_list[@]}")
+[[ $only == ensemble ]] || printf '\n%-26s %5s %12s %12s %8s %9s %9s %11s\n' "int8 against fp32" beam "fp32 sent/s" "int8 sent/s" ratio "BLEU fp32" "BLEU int8" "same lines"
+for m in "${model_list_int8[@]}"; do
   name=$(basename "$m")
   q=$work/$name-int8
   rm -rf "$q"
@@ -86,25 +91,29 @@ for m in "${model_list[@]}"; do
   ls -l "$m/model.safetensors" "$q/model.safetensors" | awk '{printf "  %s: %.2f MB\n", $NF, $5 / 1e6}'
 done
 
-if [[ ${#model_list[@]} -ge 2 ]]; then
+if [[ ${#model_list[@]} -ge 2 && $only != int8 ]]; then
   a=${model_list[0]} b=${model_list[1]}
-  printf '\n%-26s %5s %12s %12s %8s %9s %9s %9s\n' "ensemble A+B against A" beam "A s" "A+B s" "time" "BLEU A" "BLEU B" "BLEU A+B"
+  printf '\n%-26s %5s %8s %8s %8s %8s %10s %9s %9s %9s\n' "ensemble A+B against A" beam "A s" "B s" "A+B s" "time" "vs mean" "BLEU A" "BLEU B" "BLEU A+B"
   for beam in "${beam_list[@]}"; do
     : > "$work/r"
+    : > "$work/rm"
     : > "$work/sa"
+    : > "$work/sb"
     : > "$work/se"
+    n=$(wc -l < "$work/src.txt")
     for ((i = 0; i < pairs; i++)); do
       x=$(translate "$work/A-b$beam.txt" -m "$a" --beam "$beam")
       y=$(translate "$work/AB-b$beam.txt" -m "$a" -m "$b" --beam "$beam")
-      n=$(wc -l < "$work/src.txt")
+      z=$(translate "$work/B-b$beam.txt" -m "$b" --beam "$beam")
       awk -v n="$n" -v x="$x" 'BEGIN {print n / x}' >> "$work/sa"
+      awk -v n="$n" -v z="$z" 'BEGIN {print n / z}' >> "$work/sb"
       awk -v n="$n" -v y="$y" 'BEGIN {print n / y}' >> "$work/se"
       awk -v x="$x" -v y="$y" 'BEGIN {print x / y}' >> "$work/r"
+      awk -v x="$x" -v y="$y" -v z="$z" 'BEGIN {print (1 / y) / ((1 / x + 1 / z) / 2)}' >> "$work/rm"
     done
-    translate "$work/B-b$beam.txt" -m "$b" --beam "$beam" > /dev/null
-    printf '%-26s %5s %12.2f %12.2f %7.2fx %9s %9s %9s\n' "$(basename "$a") + $(basename "$b")" "$beam" \
-      "$(median < "$work/sa")" "$(median < "$work/se")" "$(median < "$work/r")" "$(bleu "$work/A-b$beam.txt")" \
-      "$(bleu "$work/B-b$beam.txt")" "$(bleu "$work/AB-b$beam.txt")"
+    printf '%-26s %5s %8.2f %8.2f %8.2f %7.2fx %9.2fx %9s %9s %9s\n' "$(basename "$a") + $(basename "$b")" "$beam" \
+      "$(median < "$work/sa")" "$(median < "$work/sb")" "$(median < "$work/se")" "$(median < "$work/r")" \
+      "$(median < "$work/rm")" "$(bleu "$work/A-b$beam.txt")" "$(bleu "$work/B-b$beam.txt")" "$(bleu "$work/AB-b$beam.txt")"
   done
 fi
 echo "bench-decoding: load average after $(cut -d' ' -f1-3 /proc/loadavg); outputs and logs in $work"
