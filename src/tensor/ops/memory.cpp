@@ -21,9 +21,12 @@ inline int64_t wrap(int64_t i, int64_t n) { return ((i % n) + n) % n; }
 Var softplus(const Var& x) {
   const Tensor xv = x.value().contiguous();
   Tensor y = Tensor::empty(xv.shape());
-  for (int64_t i = 0; i < xv.numel(); ++i) {
-    const float v = xv.data()[i];
-    y.data()[i] = v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v));
+  const int64_t n = xv.numel();
+  const float* in = xv.data();
+  float* out = y.data();
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = in[i];
+    out[i] = v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v));
   }
   Var result(y, needs_grad({&x}));
   if (result.requires_grad()) {
@@ -32,7 +35,10 @@ Var softplus(const Var& x) {
       if (!on->grad.defined()) return;
       const Tensor g = on->grad.contiguous();
       Tensor dx = Tensor::empty(xv.shape());
-      for (int64_t i = 0; i < xv.numel(); ++i) dx.data()[i] = g.data()[i] / (1.f + std::exp(-xv.data()[i]));
+      const int64_t n = xv.numel();
+      const float *in = xv.data(), *dy = g.data();
+      float* out = dx.data();
+      for (int64_t i = 0; i < n; ++i) out[i] = dy[i] / (1.f + std::exp(-in[i]));
       x.accumulate_grad(dx);
     });
   }
