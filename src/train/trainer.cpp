@@ -224,12 +224,14 @@ void Trainer::try_checkpoint_average() {
   SafeTensorFile mean;  // empty: fewer than 2 checkpoints
   if (dist::is_root()) {
     std::vector<std::string> files = dir_.checkpoint_files();
-    if (files.size() > static_cast<size_t>(tc_.average_last)) files.erase(files.begin(), files.end() - tc_.average_last);
+    if (files.size() > static_cast<size_t>(tc_.average_last))
+      files.erase(files.begin(), files.end() - tc_.average_last);
     if (files.size() >= 2) {
       mean = average_checkpoints(files);
       mean.metadata["step"] = std::to_string(progress_.step);
-      mean.metadata["averaged"] = std::to_string(files.size()) + " checkpoints, " + fs::path(files.front()).stem().string() +
-                                  " .. " + fs::path(files.back()).stem().string();
+      mean.metadata["averaged"] = std::to_string(files.size()) + " checkpoints, " +
+                                  fs::path(files.front()).stem().string() + " .. " +
+                                  fs::path(files.back()).stem().string();
     }
   }
   const std::string origin = "the mean of the last checkpoints";
