@@ -9,7 +9,13 @@
 #
 # Per-token accuracy: target positions where the output has the right token, over the reference
 # length (a missing or extra token counts as wrong); exact: outputs equal to the reference.
-# For recall both are per queried item (3 tokens). Environment: HEED (default build/heed), DATA
+# For recall both are per queried item (3 tokens).
+#
+# Every symbol must be one token: with pieces split by script, BPE keeps the letter and the digits
+# of "s169" apart ("▁s" + "169"), which doubles the sequence and makes every other target the
+# trivial "▁s". So training sets tokenizer.split_by_script=false (the ntm configs have it too;
+# a --set after it overrides), and the script stops if the learned tokenizer still splits a
+# symbol. Environment: HEED (default build/heed), DATA
 # (default data/TASK: another data directory, e.g. one made with other lengths).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,10 +47,17 @@ if ((train)); then
   fi
   echo "load average before training: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
   start=$(date +%s)
-  "$heed" train -c "$config" -m "$model" \
+  "$heed" train -c "$config" -m "$model" --set tokenizer.split_by_script=false \
     --set "data.train.src=$data/train.src" --set "data.train.tgt=$data/train.tgt" \
     --set "data.dev.src=$data/dev.src" --set "data.dev.tgt=$data/dev.tgt" "$@"
   echo "trained in $(( $(date +%s) - start ))s; load average now: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
+
+tokens=$("$heed" -q tokenizer encode -m "$model/tokenizer.json" -i "$data/dev.src" | wc -w)
+words=$(wc -w < "$data/dev.src")
+if ((tokens != words)); then
+  echo "algorithmic-task.sh: $model/tokenizer.json splits symbols into pieces ($tokens tokens for $words symbols in $data/dev.src): train with tokenizer.split_by_script=false and a vocabulary larger than the symbols" >&2
+  exit 1
 fi
 
 printf '\n%-14s %7s %6s %11s %11s\n' "test file" "length" "pairs" "per-token" "exact"
