@@ -19,7 +19,8 @@
 #   --test "A-B C ..."     test length ranges, one file pair each: test-A-B.{src,tgt}, test-C.{src,tgt}
 #                          (copy/reverse/repeat "1-20 40 60", recall "6 12")
 #   --repeats N            largest repeat count (repeat; 5)
-#   --train N --dev N --test-count N    pairs (50000, 500, 500)
+#   --train N --dev N --test-count N    pairs (50000, 500, 500; recall trains on 1000000: an NTM
+#                          memorised 50,000 recall episodes, train loss 0.76 against dev 1.62)
 #   --seed N               (1)
 #
 # The same seed gives the same files with any awk: a Park-Miller generator of our own
@@ -32,7 +33,7 @@ case $task in
   *) echo "usage: scripts/make-algorithmic-data.sh copy|reverse|repeat|recall [options]" >&2; exit 2 ;;
 esac
 out=data/$task vocab=256 repeats=5 train=50000 dev=500 test_count=500 seed=1
-if [[ $task == recall ]]; then min=2 max=6 tests="6 12"; else min=1 max=20 tests="1-20 40 60"; fi
+if [[ $task == recall ]]; then min=2 max=6 tests="6 12" train=1000000; else min=1 max=20 tests="1-20 40 60"; fi
 while (($#)); do
   (($# >= 2)) || { echo "make-algorithmic-data.sh: $1 needs a value" >&2; exit 2; }
   case $1 in

@@ -92,6 +92,7 @@ struct NtmConfig {
   int read_heads = 1;
   int write_heads = 1;
   int shift_width = 1;  // location shifts −shift_width .. +shift_width
+  bool learned_memory = false;  // memory starts from a learned bias, else from 1e-6 in every cell
   bool operator==(const NtmConfig&) const = default;
 };
 

@@ -380,6 +380,9 @@ const std::vector<Field>& table() {
       integer("model.ntm.write_heads", HEED_AT(model.ntm.write_heads), at_least(1), "Write heads."),
       integer("model.ntm.shift_width", HEED_AT(model.ntm.shift_width), at_least(0),
               "Location shifts of a head per step: -shift_width .. +shift_width."),
+      boolean("model.ntm.learned_memory", HEED_AT(model.ntm.learned_memory),
+              "The memory starts from a learned bias (true) or from the constant 1e-6 in every cell (false: learns "
+              "the algorithmic tasks far faster)."),
       integer("model.gat.layers", HEED_AT(model.gat.layers), at_least(1),
               "Attention layers: layers - 1 hidden ones (heads concatenated, then ELU) and one output layer (heads "
               "averaged)."),

@@ -13,7 +13,7 @@
 //   read heads, on the written memory: r_t = [Σ_i w_i M_i per head]
 //   p(y_t | y_<t, x) = softmax(W_out [h_t ; r_t] + b_out)          decoding steps only
 //
-// Initial state: h_0 = 0, M_0 = a learned bias (the same for every sentence), every head's w_0
+// Initial state: h_0 = 0, M_0 = a learned bias or 1e-6 (the same for every sentence), every head's w_0
 // the one-hot weight on row 0 (a fixed start for the shifts), r_0 = reads of M_0 with w_0.
 // Encoding stops each sentence at its own last token (</s>): at padded positions the whole
 // state is carried over unchanged (select_rows), so padding never changes a result.
@@ -23,7 +23,7 @@
 //   V_src·E + V_tgt·E                 embeddings (one table when shared)
 //   + 3H(E + RW) + 3H·H + 6H          controller GRU
 //   + (H + 1)(R·P_r + A·P_w)          head parameters
-//   + N·W                             initial memory
+//   + N·W                             initial memory (when learned)
 //   + (H + RW)·V_tgt + V_tgt          output
 #include "models/ntm.hpp"
 
@@ -71,8 +71,12 @@ class Ntm : public Seq2Seq {
         source_target_embeddings(params_, src_vocab, tgt_vocab, E, config.share_embeddings, init);
     controller_ = GruWeights(params_, "controller", "", E + RW, H, init);
     heads_ = Linear(params_, "heads", H, c_.read_heads * read_size() + c_.write_heads * write_size(), true, init);
-    // Distinct rows from the start, so that content addressing can tell locations apart.
-    memory_init_ = params_.add("memory.bias", uniform_tensor({N, W}, 1.f / std::sqrt(static_cast<float>(W)), init));
+    // Learned: distinct rows from the start, so that content addressing can tell locations apart.
+    // Constant: every row alike, so the heads must find places by location first (Collier & Beel
+    // 2018 report that this learns copy faster).
+    memory_init_ = c_.learned_memory
+                       ? params_.add("memory.bias", uniform_tensor({N, W}, 1.f / std::sqrt(static_cast<float>(W)), init))
+                       : Var(Tensor::full({N, W}, 1e-6f));
     out_ = Linear(params_, "out", H + RW, tgt_vocab, true, init);
   }
 
@@ -248,7 +252,7 @@ int64_t ntm_parameter_count(const ModelConfig& config, int src_vocab, int tgt_vo
   int64_t n = (config.share_embeddings ? src_vocab : src_vocab + tgt_vocab) * E;
   n += 3 * H * (E + R * W) + 3 * H * H + 6 * H;
   n += (H + 1) * (R * read + A * write);
-  n += N * W;
+  if (c.learned_memory) n += N * W;
   n += (H + R * W) * tgt_vocab + tgt_vocab;
   return n;
 }

@@ -41,6 +41,11 @@ void check_ntm(const ModelConfig& c) {
 TEST_CASE("NTM gradients match finite differences", "[ntm][gradcheck]") {
   SECTION("7 rows, one read and one write head, shifts ±1") { check_ntm(tiny(7, 1, 1, 1)); }
   SECTION("3 rows, two read heads, two write heads, shifts ±2 (wrapping)") { check_ntm(tiny(3, 2, 2, 2)); }
+  SECTION("7 rows, a learned initial memory") {
+    ModelConfig c = tiny(7, 1, 1, 1);
+    c.ntm.learned_memory = true;
+    check_ntm(c);
+  }
 }
 
 TEST_CASE("NTM parameter count matches its closed form", "[ntm]") {
@@ -51,6 +56,10 @@ TEST_CASE("NTM parameter count matches its closed form", "[ntm]") {
   ModelConfig shared = tiny(5, 1, 1, 1);
   shared.share_embeddings = true;
   CHECK(make_ntm(shared, 13, 13, 1)->parameters().count() == ntm_parameter_count(shared, 13, 13));
+  ModelConfig learned = tiny(5, 1, 1, 1);
+  learned.ntm.learned_memory = true;  // the memory bias among the parameters
+  CHECK(make_ntm(learned, 13, 13, 1)->parameters().count() == ntm_parameter_count(learned, 13, 13));
+  CHECK(ntm_parameter_count(learned, 13, 13) == ntm_parameter_count(tiny(5, 1, 1, 1), 13, 13) + 5 * 3);
 }
 
 TEST_CASE("NTM step-by-step decoding equals the teacher-forced forward pass", "[ntm][step]") {
