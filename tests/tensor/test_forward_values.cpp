@@ -27,6 +27,11 @@ void require_close(const Tensor& got, const std::vector<double>& want, double to
   }
 }
 
+void require_close(const Tensor& got, const Tensor& want, double tol, const char* what) {
+  const Tensor w = want.contiguous();
+  require_close(got, std::vector<double>(w.data(), w.data() + w.numel()), tol, what);
+}
+
 // Element (i, j) of op(X) for a 2-D [r, c] block starting at p.
 double at(const float* p, int64_t cols, bool trans, int64_t i, int64_t j) {
   return trans ? p[j * cols + i] : p[i * cols + j];
@@ -183,7 +188,7 @@ TEST_CASE("linear matches x·wᵀ + b") {
 }
 
 TEST_CASE("linear with a packed weight matches x·wᵀ + b, the weight dense or a transposed view") {
-  for (int64_t rows : {1, 6, 32, 45}) {
+  for (int64_t rows : {1, 6, 16, 32, 45, 300, 529}) {  // 529 = 2·256 + 16 + 1: every kind of row piece
     INFO(rows << " rows");
     Tensor x = random_tensor({rows, 20}, 4), w = random_tensor({36, 20}, 5), wt = random_tensor({20, 36}, 6);
     Tensor bias = random_tensor({36}, 7);
@@ -200,6 +205,44 @@ TEST_CASE("linear with a packed weight matches x·wᵀ + b, the weight dense or 
     for (auto& v : want_view) v += 1.0;
     require_close(y, want_view, 1e-5, "transposed view, accumulated");
   }
+}
+
+TEST_CASE("decoding's products and activations use a bounded set of primitives, with the same values") {
+  // Without gradients, every row count (products on packed weights) and element count
+  // (activations) goes through primitives of a bounded set of sizes: a server sees them all.
+  const PackedWeight w = pack_weight(random_tensor({24, 20}, 8));
+  const Tensor bias = random_tensor({24}, 9), gamma = random_tensor({24}, 10), beta = random_tensor({24}, 11);
+  const size_t before = dnnl_ctx::cached_primitives();
+  for (int64_t rows = 1; rows <= 600; ++rows) {
+    const Tensor x = random_tensor({rows, 20}, 10 + rows);
+    Tensor y, h, sm, lsm, ln;
+    {
+      NoGradGuard no_grad;
+      y = linear(x, w, bias);
+      h = tanh(Var(y)).value();
+      sm = softmax(Var(y)).value();
+      lsm = log_softmax(Var(y)).value();
+      ln = layer_norm(Var(y), Var(gamma), Var(beta), 1e-5f).value();
+    }
+    if (rows % 37 == 0) {  // the values: the plain product, and tanh with a gradient (the exact-size primitive)
+      INFO(rows << " rows");
+      auto want = naive_matmul(x, w.plain, false, true);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t o = 0; o < 24; ++o) want[r * 24 + o] += bias.data()[o];
+      require_close(y, want, 1e-5, "packed product in row pieces");
+      const Var y_grad(y.clone(), true);
+      const Tensor exact = tanh(y_grad).value();
+      for (int64_t i = 0; i < h.numel(); ++i) REQUIRE(h.data()[i] == exact.data()[i]);
+      require_close(sm, softmax(y_grad).value(), 1e-7, "softmax in row pieces");
+      require_close(lsm, log_softmax(y_grad).value(), 1e-6, "log-softmax in row pieces");
+      require_close(ln, layer_norm(y_grad, Var(gamma), Var(beta), 1e-5f).value(), 1e-6, "layer norm in row pieces");
+      clear_tape();
+    }
+  }
+  // 600 row counts: at most 31 products (and the plain fallback's few, on a CPU without packing),
+  // 15 tanh sizes (24·600 = 14,400 elements < 2^14) and 3 × 31 row-piece normalisations, plus
+  // the 4 × 16 exact ones checked above.
+  CHECK(dnnl_ctx::cached_primitives() - before <= 31 + 4 + 15 + 3 * 31 + 4 * 16);
 }
 
 TEST_CASE("elementwise ops and activations match their formulas") {

@@ -1,8 +1,10 @@
 // Elementwise ops. Binary ops with broadcasting are bandwidth-bound loops of our own (their
 // backward needs our own broadcast reductions anyway); activations run on oneDNN's eltwise
 // primitives, forward and backward.
+#include <algorithm>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "tensor/dnnl_context.hpp"
 #include "tensor/ops.hpp"
@@ -112,6 +114,43 @@ struct EltwiseEntry {
   dnnl::eltwise_backward bwd;
 };
 
+// Without a gradient to record (decoding), out = f(in) over n elements in pieces whose sizes come
+// from a bounded set: powers of two from kSmallestPiece up, and the rest (< kSmallestPiece) through
+// the kSmallestPiece primitive on a padded copy. Decoding changes the element count at nearly
+// every step, and with a primitive per count a server would create them without end (dropping and
+// re-creating them fragments its heap). oneDNN computes each element on its own, so the values
+// are those of one primitive over all n (tested).
+constexpr int64_t kSmallestPiece = 1024;
+
+void eltwise_in_pieces(const float* in, float* out, int64_t n, dnnl::algorithm alg, const std::string& name,
+                       float alpha) {
+  auto run = [&](const float* src, float* dst, int64_t size) {
+    auto& e = dnnl_ctx::cached<dnnl::eltwise_forward>("eltwise_piece:" + name + ":" + std::to_string(size), [&] {
+      dnnl::memory::desc md({size}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a);
+      return dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(
+          dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, alg, md, alpha, 0.f), dnnl_ctx::engine()));
+    });
+    dnnl::memory::desc md({size}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a);
+    auto& eng = dnnl_ctx::engine();
+    e.execute(dnnl_ctx::stream(), {{DNNL_ARG_SRC, dnnl::memory(md, eng, const_cast<float*>(src))},
+                                   {DNNL_ARG_DST, dnnl::memory(md, eng, dst)}});
+  };
+  int64_t done = 0;
+  for (int64_t size = int64_t{1} << 40; size >= kSmallestPiece; size >>= 1)
+    if (n - done >= size) {
+      run(in + done, out + done, size);
+      done += size;
+    }
+  if (done < n) {
+    thread_local std::vector<float> tail(2 * kSmallestPiece);
+    std::fill(tail.begin(), tail.end(), 0.f);
+    std::copy(in + done, in + n, tail.data());
+    run(tail.data(), tail.data() + kSmallestPiece, kSmallestPiece);
+    std::copy(tail.data() + kSmallestPiece, tail.data() + kSmallestPiece + (n - done), out + done);
+  }
+  dnnl_ctx::stream().wait();
+}
+
 // use_dst: the backward formula reads the output (tanh, logistic) instead of the input. alpha is
 // the algorithm's parameter (the negative slope of a leaky ReLU, ELU's scale); `name` must tell
 // different alphas apart, as it keys the cached primitives.
@@ -119,6 +158,10 @@ Var eltwise(const Var& a, dnnl::algorithm alg, bool use_dst, const std::string& 
   Tensor av = a.value().contiguous();
   const int64_t n = av.numel();
   Tensor out = Tensor::empty(av.shape());
+  if (n > 0 && !needs_grad({&a})) {
+    eltwise_in_pieces(av.data(), out.data(), n, alg, name, alpha);
+    return Var(out, false);
+  }
   if (n > 0) {
     std::string key = "eltwise:" + name + ":" + std::to_string(n);
     auto& e = dnnl_ctx::cached<EltwiseEntry>(key, [&] {

@@ -11,6 +11,7 @@
 
 #include "tensor/dnnl_context.hpp"
 #include "tensor/ops.hpp"
+#include "tensor/ops/row_pieces.hpp"
 #include "tensor/quantize.hpp"
 #include "util/error.hpp"
 
@@ -261,6 +262,9 @@ void matmul_into(const Tensor& c, const Tensor& a, const Tensor& b, bool trans_a
 namespace {
 constexpr int64_t kPackingRows = 32;  // any row count gives the same layout (checked per entry)
 
+// Products on packed weights (decoding) need exact-shape primitives: their rows go in row pieces
+// (row_pieces.hpp), so that the primitives per weight shape are at most 31.
+
 // The matmul for x [M, I] · (packed wᵀ) [I, O] (+ bias). Its weights layout is compared once,
 // when the entry is made, with the one pack_weight writes (the entry for kPackingRows rows).
 MatmulEntry& packed_matmul(int64_t M, int64_t in, int64_t out, bool with_bias, bool accumulate) {
@@ -343,8 +347,9 @@ Int8Entry& int8_matmul(int64_t M, int64_t in, int64_t out) {
 // y[m, o] = s_x[m] · (s_w[o] · Σ_i (q_x[m, i] + 128) q_w[o, i] − 128 · s_w[o] · Σ_i q_w[o, i]) + b[o].
 void linear_int8_into(const Tensor& y, const Tensor& x, const PackedWeight& w, const Tensor& bias, bool accumulate) {
   const int64_t M = x.numel() / w.in;
-  auto& e = int8_matmul(M, w.in, w.out);
-  if (!e.takes_packed) {  // another layout for this row count (none seen: kept for safety): fp32, dequantized
+  bool packed = true;
+  for_row_pieces(M, [&](int64_t, int64_t rows) { packed &= int8_matmul(rows, w.in, w.out).takes_packed; });
+  if (!packed) {  // another layout for a row count (none seen: kept for safety): fp32, dequantized
     const Tensor b = dequantized_weight(w);
     const Tensor bias_v = bias.defined() ? bias.contiguous().reshape({w.out}) : Tensor();
     run_matmul(y.reshape({M, w.out}), x.reshape({M, w.in}), false, b, true, bias.defined() ? &bias_v : nullptr,
@@ -360,11 +365,14 @@ void linear_int8_into(const Tensor& y, const Tensor& x, const PackedWeight& w, c
   for (int64_t m = 0; m < M; ++m) sx[m] = quantize_row(x.data() + m * w.in, w.in, qx.data() + m * w.in);
   for (size_t i = 0; i < qx.size(); ++i) ux[i] = static_cast<uint8_t>(qx[i] + 128);
   const Tensor product = accumulate ? Tensor::empty({M, w.out}) : y;
-  e.src.set_data_handle(ux.data());
-  e.weights.set_data_handle(w.packed.data());
-  e.dst.set_data_handle(product.data());
-  e.scales.set_data_handle(w.scales.data());
-  e.prim.execute(dnnl_ctx::stream(), e.args);
+  for_row_pieces(M, [&](int64_t r0, int64_t rows) {
+    auto& e = int8_matmul(rows, w.in, w.out);
+    e.src.set_data_handle(ux.data() + r0 * w.in);
+    e.weights.set_data_handle(w.packed.data());
+    e.dst.set_data_handle(product.data() + r0 * w.out);
+    e.scales.set_data_handle(w.scales.data());
+    e.prim.execute(dnnl_ctx::stream(), e.args);
+  });
   dnnl_ctx::stream().wait();
   const float* b = bias.defined() ? bias.contiguous().data() : nullptr;
   float* out = y.data();
@@ -440,19 +448,25 @@ void linear_into(const Tensor& y, const Tensor& x, const PackedWeight& w, const 
     return;
   }
   Tensor bias_v = bias.defined() ? bias.contiguous().reshape({w.out}) : Tensor();
-  auto& e = packed_matmul(M, w.in, w.out, bias.defined(), accumulate);
-  if (!e.takes_packed) {  // x · wᵀ; a transposed view is multiplied as the dense weight it views
+  bool packed = true;
+  for_row_pieces(M, [&](int64_t, int64_t rows) {
+    packed &= packed_matmul(rows, w.in, w.out, bias.defined(), accumulate).takes_packed;
+  });
+  if (!packed) {  // x · wᵀ; a transposed view is multiplied as the dense weight it views
     const bool dense = w.plain.is_contiguous();
     const Tensor b = (dense ? w.plain : w.plain.transpose(0, 1)).contiguous();  // a copy only for other strides
     run_matmul(y.reshape({M, w.out}), xv.reshape({M, w.in}), false, b, dense, bias.defined() ? &bias_v : nullptr,
                accumulate);
     return;
   }
-  e.src.set_data_handle(xv.data());
-  e.weights.set_data_handle(w.packed.data());
-  e.dst.set_data_handle(y.data());
-  if (bias.defined()) e.bias.set_data_handle(bias_v.data());
-  e.prim.execute(dnnl_ctx::stream(), e.args);
+  for_row_pieces(M, [&](int64_t r0, int64_t rows) {
+    auto& e = packed_matmul(rows, w.in, w.out, bias.defined(), accumulate);
+    e.src.set_data_handle(xv.data() + r0 * w.in);
+    e.weights.set_data_handle(w.packed.data());
+    e.dst.set_data_handle(y.data() + r0 * w.out);
+    if (bias.defined()) e.bias.set_data_handle(bias_v.data());
+    e.prim.execute(dnnl_ctx::stream(), e.args);
+  });
   dnnl_ctx::stream().wait();
 }
 

@@ -1,10 +1,13 @@
 // softmax / log-softmax along the last axis and layer normalisation, on oneDNN primitives
 // (forward and backward). Inputs are made dense: strided views would fall back to ref kernels.
+// Without a gradient to record (decoding) the rows go in row pieces (row_pieces.hpp): the same
+// values, from a bounded set of primitives.
 #include <cstdio>
 #include <string>
 
 #include "tensor/dnnl_context.hpp"
 #include "tensor/ops.hpp"
+#include "tensor/ops/row_pieces.hpp"
 #include "util/error.hpp"
 
 namespace heed {
@@ -24,6 +27,23 @@ Var softmax_like(const Var& a, const char* name) {
   Tensor av = a.value().contiguous();
   const int64_t cols = av.dim(-1), rows = av.numel() / cols;
   Tensor out = Tensor::empty(av.shape());
+  if (!needs_grad({&a})) {
+    for_row_pieces(rows, [&](int64_t r0, int64_t n) {
+      auto& fwd = dnnl_ctx::cached<Fwd>(std::string(name) + "_piece:" + std::to_string(n) + "x" + std::to_string(cols),
+                                        [&] {
+                                          memory::desc md({n, cols}, memory::data_type::f32, memory::format_tag::ab);
+                                          return Fwd(typename Fwd::primitive_desc(
+                                              typename Fwd::desc(dnnl::prop_kind::forward_inference, md, 1),
+                                              dnnl_ctx::engine()));
+                                        });
+      memory::desc md({n, cols}, memory::data_type::f32, memory::format_tag::ab);
+      auto& eng = dnnl_ctx::engine();
+      fwd.execute(dnnl_ctx::stream(), {{DNNL_ARG_SRC, memory(md, eng, av.data() + r0 * cols)},
+                                       {DNNL_ARG_DST, memory(md, eng, out.data() + r0 * cols)}});
+    });
+    dnnl_ctx::stream().wait();
+    return Var(out, false);
+  }
   std::string key = std::string(name) + ":" + std::to_string(rows) + "x" + std::to_string(cols);
   using Entry = SoftmaxEntry<Fwd, Bwd>;
   auto& e = dnnl_ctx::cached<Entry>(key, [&] {
@@ -78,6 +98,27 @@ Var layer_norm(const Var& x, const Var& gamma, const Var& beta, float eps) {
   // eps in hex: std::to_string prints 6 decimals, so 1e-7 and 1e-8 would share a primitive.
   char eps_hex[32];
   std::snprintf(eps_hex, sizeof eps_hex, "%a", eps);
+  if (!needs_grad({&x, &gamma, &beta})) {
+    Tensor y = Tensor::empty(xv.shape()), gv = gamma.value().contiguous(), bv = beta.value().contiguous();
+    const memory::desc vec({cols}, memory::data_type::f32, memory::format_tag::a);
+    for_row_pieces(rows, [&](int64_t r0, int64_t n) {
+      std::string piece_key = "layernorm_piece:" + std::to_string(n) + "x" + std::to_string(cols) + ":" + eps_hex;
+      auto& fwd = dnnl_ctx::cached<dnnl::layer_normalization_forward>(piece_key, [&] {
+        memory::desc md({n, cols}, memory::data_type::f32, memory::format_tag::ab);
+        return dnnl::layer_normalization_forward(dnnl::layer_normalization_forward::primitive_desc(
+            dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_inference, md, eps, flags),
+            dnnl_ctx::engine()));
+      });
+      memory::desc md({n, cols}, memory::data_type::f32, memory::format_tag::ab);
+      auto& eng = dnnl_ctx::engine();
+      fwd.execute(dnnl_ctx::stream(), {{DNNL_ARG_SRC, memory(md, eng, xv.data() + r0 * cols)},
+                                       {DNNL_ARG_DST, memory(md, eng, y.data() + r0 * cols)},
+                                       {DNNL_ARG_SCALE, memory(vec, eng, gv.data())},
+                                       {DNNL_ARG_SHIFT, memory(vec, eng, bv.data())}});
+    });
+    dnnl_ctx::stream().wait();
+    return Var(y, false);
+  }
   std::string key = "layernorm:" + std::to_string(rows) + "x" + std::to_string(cols) + ":" + eps_hex;
   auto& e = dnnl_ctx::cached<LayerNormEntry>(key, [&] {
     memory::desc md({rows, cols}, memory::data_type::f32, memory::format_tag::ab);
