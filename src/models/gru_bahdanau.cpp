@@ -245,9 +245,26 @@ class GruBahdanau : public Seq2Seq {
     return gru_sequence(linear(x, w.weight_ih, w.bias_ih), w.weight_hh, w.bias_hh, lengths, reverse, w_hh_packed, S);
   }
 
-  // s_0 = tanh(W_init · mean of the real h_j + b_init): the mean as a [B,1,S]x[B,S,2H] product.
+  // s_0 = tanh(W_init · mean of the real h_j + b_init): the mean as a [B,1,S]x[B,S,2H] product,
+  // or, without gradients (decoding), as a loop: the product's primitive is made per (B, S), and a
+  // server, meeting ever new batches, would make them without end.
   Var initial_state(const EncoderOutput& enc) {
     const int B = enc.batch, S = enc.src_len;
+    if (!needs_grad({&enc.states})) {
+      const int64_t D = 2 * c_.enc_hidden;
+      const Tensor states = enc.states.value().contiguous();
+      Tensor mean_h = Tensor::zeros({B, D});
+      for (int b = 0; b < B; ++b) {
+        float* m = mean_h.data() + b * D;
+        for (int j = 0; j < enc.src_lengths[b]; ++j) {
+          const float* h = states.data() + (static_cast<int64_t>(b) * S + j) * D;
+          for (int64_t d = 0; d < D; ++d) m[d] += h[d];
+        }
+        const float scale = 1.f / static_cast<float>(enc.src_lengths[b]);
+        for (int64_t d = 0; d < D; ++d) m[d] *= scale;
+      }
+      return heed::tanh(init_state_(Var(mean_h)));
+    }
     Tensor weights = Tensor::zeros({B, 1, S});
     for (int b = 0; b < B; ++b)
       for (int j = 0; j < enc.src_lengths[b]; ++j) weights.data()[b * S + j] = 1.f / enc.src_lengths[b];
