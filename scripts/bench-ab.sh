@@ -6,6 +6,11 @@
 #
 #   scripts/bench-ab.sh HEED_A HEED_B [--pairs 5] [--steps 60] [--warmup 10] [--threads 2]
 #                       [--archs gru-bahdanau,transformer] [--work DIR]
+#                       [--b-train-args ARGS] [--b-translate-args ARGS]
+#
+# The same build twice with B's extra arguments compares two settings of one build, e.g. bf16
+# against fp32: HEED HEED --b-train-args "--set training.precision=bf16" --b-translate-args
+# "--precision bf16".
 #
 # Training: configs/<arch>.json (the default sizes) on data/train.*, a tokenizer of 8000 pieces
 # learned once and given to both, --steps updates after --warmup; throughput = target tokens of
@@ -17,11 +22,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { echo "usage: scripts/bench-ab.sh HEED_A HEED_B [--pairs N] [--steps N] [--warmup N] [--threads N] [--archs LIST] [--work DIR]" >&2; exit 2; }
+usage() { echo "usage: scripts/bench-ab.sh HEED_A HEED_B [--pairs N] [--steps N] [--warmup N] [--threads N] [--archs LIST] [--work DIR] [--b-train-args ARGS] [--b-translate-args ARGS]" >&2; exit 2; }
 [[ $# -ge 2 ]] || usage
 heed_a=$(realpath "$1") heed_b=$(realpath "$2")
 shift 2
-pairs=5 steps=60 warmup=10 threads=2 archs=gru-bahdanau,transformer work=
+pairs=5 steps=60 warmup=10 threads=2 archs=gru-bahdanau,transformer work= b_train_args= b_translate_args=
 while [[ $# -gt 0 ]]; do
   case $1 in
     --pairs) pairs=$2; shift 2 ;;
@@ -30,6 +35,8 @@ while [[ $# -gt 0 ]]; do
     --threads) threads=$2; shift 2 ;;
     --archs) archs=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
+    --b-train-args) b_train_args=$2; shift 2 ;;
+    --b-translate-args) b_translate_args=$2; shift 2 ;;
     *) usage ;;
   esac
 done
@@ -94,9 +101,9 @@ for arch in "${arch_list[@]}"; do
   : > "$work/$arch.a" ; : > "$work/$arch.b" ; : > "$work/$arch.ratio"
   for ((p = 1; p <= pairs; ++p)); do
     for side in a b; do
-      heed=$heed_a; [[ $side == b ]] && heed=$heed_b
+      heed=$heed_a extra=(); [[ $side == b ]] && { heed=$heed_b; read -r -a extra <<< "$b_train_args"; }
       rm -rf "$work/$arch-$side"
-      "$heed" -q --threads "$threads" train -c "$work/$arch.json" -m "$work/$arch-$side" > /dev/null
+      "$heed" -q --threads "$threads" train -c "$work/$arch.json" -m "$work/$arch-$side" "${extra[@]}" > /dev/null
       throughput "$work/$arch-$side" >> "$work/$arch.$side"
     done
     paste <(tail -n 1 "$work/$arch.a") <(tail -n 1 "$work/$arch.b") | awk '{printf "%.3f\n", $2 / $1}' >> "$work/$arch.ratio"
@@ -111,9 +118,9 @@ for arch in "${arch_list[@]}"; do
     : > "$work/$name.a" ; : > "$work/$name.b" ; : > "$work/$name.ratio"
     for ((p = 1; p <= pairs; ++p)); do
       for side in a b; do
-        heed=$heed_a; [[ $side == b ]] && heed=$heed_b
+        heed=$heed_a extra=(); [[ $side == b ]] && { heed=$heed_b; read -r -a extra <<< "$b_translate_args"; }
         start=$(date +%s.%N)
-        "$heed" -q --threads "$threads" translate -m "$model" --beam "$beam" -i data/dev.en -o "$work/$name.$side.out"
+        "$heed" -q --threads "$threads" translate -m "$model" --beam "$beam" -i data/dev.en -o "$work/$name.$side.out" "${extra[@]}"
         end=$(date +%s.%N)
         awk -v s="$start" -v e="$end" 'BEGIN {printf "%.3f\n", e - s}' >> "$work/$name.$side"
       done

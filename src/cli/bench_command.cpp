@@ -10,6 +10,7 @@
 #include "cli/registry.hpp"
 #include "cli/validators.hpp"
 #include "tensor/op_bench.hpp"
+#include "tensor/precision.hpp"
 #include "tensor/quantize.hpp"
 #include "util/threads.hpp"
 
@@ -20,6 +21,7 @@ struct BenchOptions {
   int loops = 5;
   double loop_seconds = 0.3;
   std::vector<std::string> shapes{"64x512x512", "2048x512x2048", "2048x256x8000"};
+  std::string precision = "fp32";
 };
 
 void print_load() {
@@ -32,9 +34,11 @@ void print_load() {
 void run_bench(const BenchOptions& opt) {
   std::vector<MatmulShape> shapes;
   for (const auto& s : opt.shapes) shapes.push_back(parse_matmul_shape(s));
+  ScopedMatmulPrecision scope(resolve_precision(opt.precision == "bf16" ? PrecisionRequest::bf16 : PrecisionRequest::fp32,
+                                                cpu_has_bf16(), "--precision"));
   print_load();
-  std::printf("threads: %d, %d timed loops of >= %.2f s each, median GFLOP/s (M x K x N)\n", num_threads(), opt.loops,
-              opt.loop_seconds);
+  std::printf("threads: %d, %d timed loops of >= %.2f s each, median GFLOP/s (M x K x N), %s\n", num_threads(),
+              opt.loops, opt.loop_seconds, opt.precision.c_str());
   std::printf("%-36s %10s %10s %7s\n", "case", "heed", "oneDNN", "ratio");
   bench_matmul_ops(shapes, opt.loops, opt.loop_seconds, [](const OpBenchResult& r) {
     std::printf("%-36s %10.1f %10.1f %7.3f\n", r.name.c_str(), r.heed_gflops, r.onednn_gflops,
@@ -81,6 +85,9 @@ void add_bench_command(CLI::App& app, Registry& registry) {
       ->check(number_from(0, /*exclusive=*/true))
       ->capture_default_str();
   ops->add_option("--shape", opt->shapes, "matmul shape MxKxN (repeatable)")->capture_default_str();
+  ops->add_option("--precision", opt->precision, "products in fp32, or bf16 (needs avx512_bf16)")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
   registry.on_run(ops, [opt] { run_bench(*opt); });
 
   auto int8 = std::make_shared<Int8BenchOptions>();

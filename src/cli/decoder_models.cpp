@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "tensor/precision.hpp"
 #include "tensor/quantize.hpp"
 #include "util/error.hpp"
 
@@ -26,6 +27,10 @@ DecoderModels::DecoderModels(const std::vector<std::string>& dirs) : dirs_(dirs)
 }
 
 void DecoderModels::set_precision(DecodingPrecision precision) {
+  // bf16: every product (the step weights are packed in it); set before any step weights are made
+  set_matmul_precision(precision == DecodingPrecision::bf16
+                           ? resolve_precision(PrecisionRequest::bf16, cpu_has_bf16(), "decoding.precision (--precision)")
+                           : MatmulPrecision::fp32);
   bool any_int8 = false;
   for (size_t i = 0; i < bundles_.size(); ++i) {
     ModelBundle& b = bundles_[i];
@@ -45,7 +50,8 @@ void DecoderModels::set_precision(DecodingPrecision precision) {
 
 std::string DecoderModels::description() const {
   const auto name = [](const ModelBundle& b) {
-    return b.model->arch() + (b.model->step_precision() == StepPrecision::int8 ? " int8" : "");
+    if (b.model->step_precision() == StepPrecision::int8) return b.model->arch() + " int8";
+    return b.model->arch() + (matmul_precision() == MatmulPrecision::bf16 ? " bf16" : "");
   };
   if (!ensemble_) return name(bundles_.front()) + " model";
   std::string archs;

@@ -108,7 +108,7 @@ void add_serve_command(CLI::App& app, Registry& registry) {
       ->check(CLI::Range(0, 60000))
       ->capture_default_str();
   sub->add_option("--precision", args->precision,
-                  "products of the decoder's steps: int8, fp32, or auto (int8 for a model written by heed quantize)")
+                  "products of the decoder's steps: int8, fp32, bf16 (every product; needs avx512_bf16), or auto (int8 for a model written by heed quantize)")
       ->capture_default_str();
   sub->add_option("--max-request-bytes", args->max_request_bytes, "larger request bodies are refused (413)")
       ->check(CLI::PositiveNumber)

@@ -34,7 +34,8 @@ enum class ScheduleKind { constant, inverse_sqrt, linear, cosine };
 //           --batch-tokens, so the two can be compared on equal batches).
 enum class BatchUnit { padded, target };
 enum class ValidationMetric { bleu, cross_entropy };  // "bleu", "cross-entropy"
-enum class DecodingPrecision { auto_, fp32, int8 };   // "auto": int8 for an int8 model file, else fp32
+enum class DecodingPrecision { auto_, fp32, int8, bf16 };  // "auto": int8 for an int8 model file, else fp32
+enum class ComputePrecision { fp32, bf16, auto_ };         // training.precision; "auto": bf16 where the CPU has it
 
 std::string_view name_of(Arch value);
 std::string_view name_of(Task value);
@@ -45,6 +46,7 @@ std::string_view name_of(ScheduleKind value);
 std::string_view name_of(BatchUnit value);
 std::string_view name_of(ValidationMetric value);
 std::string_view name_of(DecodingPrecision value);
+std::string_view name_of(ComputePrecision value);
 
 struct GruConfig {
   int emb_dim = 256;
@@ -149,6 +151,7 @@ struct TrainingConfig {
   int accumulate = 1;
   double reduce_bucket_mb = 4;  // data-parallel runs: gradients per all-reduce
   bool reduce_overlap = true;   // data-parallel runs: start each bucket during backward
+  ComputePrecision precision = ComputePrecision::fp32;  // of the matrix products (tensor/precision.hpp)
   int max_epochs = 0;   // 0 = no limit
   int max_steps = 0;    // 0 = no limit
   double max_time = 0;  // seconds, 0 = no limit; JSON: a number of seconds or "90s", "15m", "2h"

@@ -170,7 +170,12 @@ constexpr Spelling<ScheduleKind> kSchedules[] = {{ScheduleKind::constant, "const
                                                  {ScheduleKind::cosine, "cosine"}};
 constexpr Spelling<BatchUnit> kBatchUnits[] = {{BatchUnit::padded, "padded"}, {BatchUnit::target, "target"}};
 constexpr Spelling<DecodingPrecision> kDecodingPrecisions[] = {
-    {DecodingPrecision::auto_, "auto"}, {DecodingPrecision::fp32, "fp32"}, {DecodingPrecision::int8, "int8"}};
+    {DecodingPrecision::auto_, "auto"},
+    {DecodingPrecision::fp32, "fp32"},
+    {DecodingPrecision::int8, "int8"},
+    {DecodingPrecision::bf16, "bf16"}};
+constexpr Spelling<ComputePrecision> kComputePrecisions[] = {
+    {ComputePrecision::fp32, "fp32"}, {ComputePrecision::bf16, "bf16"}, {ComputePrecision::auto_, "auto"}};
 constexpr Spelling<ValidationMetric> kValidationMetrics[] = {{ValidationMetric::bleu, "bleu"},
                                                              {ValidationMetric::cross_entropy, "cross-entropy"}};
 
@@ -458,6 +463,9 @@ const std::vector<Field>& table() {
       boolean("training.reduce_overlap", HEED_AT(training.reduce_overlap),
               "Data-parallel runs: start each bucket's all-reduce during backward, as soon as its gradients are "
               "complete (false: all after backward)."),
+      choice("training.precision", HEED_AT(training.precision), kComputePrecisions,
+             "Matrix products in fp32, or in bf16 with fp32 accumulation (weights, gradients and optimizer state "
+             "stay fp32; needs a CPU with avx512_bf16), or auto: bf16 where the CPU has it."),
       integer("training.max_epochs", HEED_AT(training.max_epochs), at_least(0),
               "Stop after this many epochs; 0 = no limit."),
       integer("training.max_steps", HEED_AT(training.max_steps), at_least(0),
@@ -507,8 +515,9 @@ const std::vector<Field>& table() {
                  "Sampling: seeds each input line's draws (with its line number), so that samples do not depend on "
                  "batching or threads."),
       choice("decoding.precision", HEED_AT(decoding.precision), kDecodingPrecisions,
-             "Products of the decoder's steps: int8 (weights quantized by rows, activations on the fly), fp32, or "
-             "auto (int8 for a model written by heed quantize, else fp32)."),
+             "Products of the decoder's steps: int8 (weights quantized by rows, activations on the fly), fp32, bf16 "
+             "(every product, with fp32 accumulation; needs a CPU with avx512_bf16), or auto (int8 for a model "
+             "written by heed quantize, else fp32)."),
   };
   return fields;
 }
@@ -575,6 +584,9 @@ std::string sampling_name(const Sampling& sampling) {
 
 std::string_view name_of(DecodingPrecision value) {
   return config_fields::spelling(config_fields::kDecodingPrecisions, value);
+}
+std::string_view name_of(ComputePrecision value) {
+  return config_fields::spelling(config_fields::kComputePrecisions, value);
 }
 
 std::string_view name_of(Arch value) { return config_fields::spelling(config_fields::kArchs, value); }

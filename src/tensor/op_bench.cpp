@@ -7,10 +7,12 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 
 #include "tensor/dnnl_context.hpp"
 #include "tensor/ops.hpp"
+#include "tensor/precision.hpp"
 #include "tensor/random.hpp"
 #include "util/error.hpp"
 
@@ -48,16 +50,28 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// A bare oneDNN matmul C = op(A)·op(B) (+ bias) (+= C), its memory bound once.
+// A bare oneDNN matmul C = op(A)·op(B) (+ bias) (+= C), its memory bound once. In bf16, A and
+// B are rounded to bf16 once, here: the primitive alone, the roofline of heed's bf16 products.
 class BareMatmul {
  public:
   BareMatmul(const Tensor& c, const Tensor& a, bool ta, const Tensor& b, bool tb, const Tensor* bias, bool accumulate) {
-    auto desc2 = [](const Tensor& t, bool trans) {
+    const bool bf16 = matmul_precision() == MatmulPrecision::bf16;
+    const memory::data_type in_type = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+    auto desc2 = [](const Tensor& t, bool trans, memory::data_type type) {
       const int64_t r = t.dim(0), c = t.dim(1);
-      return trans ? memory::desc({c, r}, memory::data_type::f32, memory::dims{1, c})
-                   : memory::desc({r, c}, memory::data_type::f32, memory::dims{c, 1});
+      return trans ? memory::desc({c, r}, type, memory::dims{1, c}) : memory::desc({r, c}, type, memory::dims{c, 1});
     };
-    memory::desc amd = desc2(a, ta), bmd = desc2(b, tb), cmd = desc2(c, false);
+    memory::desc amd = desc2(a, ta, in_type), bmd = desc2(b, tb, in_type), cmd = desc2(c, false, memory::data_type::f32);
+    void* a_data = a.data();
+    void* b_data = b.data();
+    if (bf16) {
+      a16_.resize(static_cast<size_t>(a.numel()));
+      b16_.resize(static_cast<size_t>(b.numel()));
+      round_to_bf16(a.data(), a.numel(), a16_.data());
+      round_to_bf16(b.data(), b.numel(), b16_.data());
+      a_data = a16_.data();
+      b_data = b16_.data();
+    }
     dnnl::primitive_attr attr;
     if (accumulate) {
       dnnl::post_ops po;
@@ -74,8 +88,8 @@ class BareMatmul {
       dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(amd, bmd, cmd), attr, eng);
       prim_ = dnnl::matmul(pd);
     }
-    args_[DNNL_ARG_SRC] = memory(amd, eng, a.data());
-    args_[DNNL_ARG_WEIGHTS] = memory(bmd, eng, b.data());
+    args_[DNNL_ARG_SRC] = memory(amd, eng, a_data);
+    args_[DNNL_ARG_WEIGHTS] = memory(bmd, eng, b_data);
     args_[DNNL_ARG_DST] = memory(cmd, eng, c.data());
   }
   void run() {
@@ -86,6 +100,7 @@ class BareMatmul {
  private:
   dnnl::matmul prim_;
   std::unordered_map<int, memory> args_;
+  std::vector<uint16_t> a16_, b16_;
 };
 
 Tensor random_tensor(const Shape& shape, uint64_t seed) {
@@ -101,6 +116,7 @@ struct Case {
   std::function<void()> ours;
   std::shared_ptr<BareMatmul> bare;
   Tensor ours_out, bare_out;
+  Tensor weight;  // W, whose bf16 copy training keeps (made once per update, not per product)
 };
 
 // The forms a model's training step runs for y = x·Wᵀ (+ b), x [M, K], W [N, K]: forward
@@ -115,7 +131,7 @@ std::vector<Case> cases_for(const MatmulShape& s) {
   {
     Tensor ours = Tensor::zeros({s.m, s.n}), bare = Tensor::zeros({s.m, s.n});
     cases.push_back({dims + " x·Wᵀ matmul_into", flops, [=] { matmul_into(ours, x, w, false, true); },
-                     std::make_shared<BareMatmul>(bare, x, false, w, true, nullptr, false), ours, bare});
+                     std::make_shared<BareMatmul>(bare, x, false, w, true, nullptr, false), ours, bare, w});
   }
   {
     Tensor bare = Tensor::zeros({s.m, s.n});
@@ -126,7 +142,8 @@ std::vector<Case> cases_for(const MatmulShape& s) {
            nullptr,
            std::make_shared<BareMatmul>(bare, x, false, w, true, &bias, false),
            Tensor(),
-           bare};
+           bare,
+           w};
     c.ours = [=] {
       NoGradGuard no_grad;
       *holder = linear(xv, wv, bv).value();
@@ -138,12 +155,12 @@ std::vector<Case> cases_for(const MatmulShape& s) {
   {
     Tensor ours = Tensor::zeros({s.m, s.k}), bare = Tensor::zeros({s.m, s.k});
     cases.push_back({dims + " dy·W (dx) matmul_into", flops, [=] { matmul_into(ours, dy, w, false, false); },
-                     std::make_shared<BareMatmul>(bare, dy, false, w, false, nullptr, false), ours, bare});
+                     std::make_shared<BareMatmul>(bare, dy, false, w, false, nullptr, false), ours, bare, w});
   }
   {
     Tensor ours = Tensor::zeros({s.n, s.k}), bare = Tensor::zeros({s.n, s.k});
     cases.push_back({dims + " dW+=dyᵀ·x matmul_into", flops, [=] { matmul_into(ours, dy, x, true, false, true); },
-                     std::make_shared<BareMatmul>(bare, dy, true, x, false, nullptr, true), ours, bare});
+                     std::make_shared<BareMatmul>(bare, dy, true, x, false, nullptr, true), ours, bare, Tensor()});
   }
   return cases;
 }
@@ -166,6 +183,8 @@ void bench_matmul_ops(const std::vector<MatmulShape>& shapes, int loops, double 
                       const std::function<void(const OpBenchResult&)>& report) {
   for (const auto& shape : shapes) {
     for (auto& c : cases_for(shape)) {
+      std::optional<Bf16WeightCopies> copies;
+      if (matmul_precision() == MatmulPrecision::bf16 && c.weight.defined()) copies.emplace(std::vector<Tensor>{c.weight});
       c.ours();  // warm-up (primitive creation) and one comparison of the results
       c.bare->run();
       if (c.ours_out.defined() && !same_up_to_rounding(c.ours_out, c.bare_out))

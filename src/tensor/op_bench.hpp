@@ -5,6 +5,8 @@
 // so that load from other processes hits both alike; the figure is the median loop's rate.
 // The forms are those a training step runs for y = x·Wᵀ (+ b), x [M, K], W [N, K]: forward
 // (x·Wᵀ, and linear with bias), input gradient dx = dy·W, weight gradient dW += dyᵀ·x.
+// Under MatmulPrecision::bf16 both sides run in bf16: the bare primitive on operands rounded
+// once, heed's products rounding activations per call and reading W's bf16 copy, as in training.
 #include <cstdint>
 #include <functional>
 #include <string>

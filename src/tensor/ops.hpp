@@ -36,6 +36,7 @@ struct PackedWeight {
   Tensor plain;   // w itself, maybe strided (the fallback should oneDNN choose another layout for some shape)
   Tensor packed;  // the blocked copy, an opaque float buffer
   int64_t out = 0, in = 0;
+  bool bf16 = false;  // packed in bf16 (made under MatmulPrecision::bf16): products round x to bf16
   // int8 weights (pack_weight_int8): `packed` holds q, w's rows quantized to int8, in the int8
   // product's layout, `int8_rows` the same q row-major (bytes; `plain` is left undefined: an
   // fp32 copy would take four times the memory), `scales` [O] their scales (w[o] ≈
@@ -45,7 +46,7 @@ struct PackedWeight {
   Tensor zero_point_sums;  // [O]: 128 · scales[o] · Σ_i q[o, i], what the u8 activations' zero point adds
   bool is_int8() const { return scales.defined(); }
 };
-PackedWeight pack_weight(const Tensor& w);
+PackedWeight pack_weight(const Tensor& w);  // in matmul_precision() (tensor/precision.hpp)
 PackedWeight pack_weight_int8(const Tensor& w);
 // The weights a product multiplies by, as fp32 [O, I]: w, or for int8 the dequantized q.
 Tensor dequantized_weight(const PackedWeight& w);

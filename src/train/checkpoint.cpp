@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "io/safetensors.hpp"
+#include "tensor/precision.hpp"
 #include "tensor/quantize.hpp"
 #include "models/factory.hpp"
 #include "util/error.hpp"
@@ -91,6 +92,7 @@ bool load_parameters(const SafeTensorFile& file, const std::string& path, const 
       std::memcpy(var.value().data(), t.data.data(), t.data.size());
     }
   }
+  refresh_bf16_weight_copies();
   for (const auto& [name, t] : file.tensors) {
     const size_t suffix = std::string(kInt8ScalesSuffix).size();
     const bool scales_of_int8 = name.size() > suffix && name.compare(name.size() - suffix, suffix, kInt8ScalesSuffix) == 0 &&

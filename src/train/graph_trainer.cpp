@@ -14,6 +14,7 @@
 #include "train/metrics_log.hpp"
 #include "train/model_dir.hpp"
 #include "train/optimizer.hpp"
+#include "train/precision_setup.hpp"
 #include "train/progress.hpp"
 #include "train/run_lock.hpp"
 #include "train/schedule.hpp"
@@ -118,6 +119,7 @@ GraphTrainSummary train_graph_model(const Config& config) {
   const std::string task_name(name_of(config.task));
   if (tc.patience == 0 && tc.max_epochs == 0 && tc.max_steps == 0 && tc.max_time == 0)
     throw UsageError("task " + task_name + ": set training.patience, max_epochs or max_time, or training never stops");
+  PrecisionSetup precision(tc);         // a bf16 run on a CPU without bf16 stops here, touching nothing
   const RunLock lock(config.model_dir);  // one run per directory, before anything is read or written
   const ModelDir model_dir = check_run_directory(config);
   const std::string dir = model_dir.path();
@@ -130,7 +132,9 @@ GraphTrainSummary train_graph_model(const Config& config) {
   spdlog::info("{}: {}", task_name, task->describe());
   Gat model(config.model, task->inputs(), task->outputs(), config.seed);
   const ParameterSet& params = model.parameters();
-  spdlog::info("model gat: {} parameters", params.count());
+  precision.attach(params);
+  spdlog::info("model gat: {} parameters{}", params.count(),
+               precision.precision() == MatmulPrecision::bf16 ? ", products in bf16" : "");
 
   Adam adam(params, tc);
   const int64_t epoch_limit = tc.max_epochs > 0 && tc.max_steps > 0 ? std::min(tc.max_epochs, tc.max_steps)
@@ -240,6 +244,7 @@ GraphTrainSummary train_graph_model(const Config& config) {
     throw Error("training kept no parameters (no epoch had a finite validation loss)");
   for (size_t i = 0; i < params.all().size(); ++i)
     params.all()[i].second.value().copy_from(stopping.best_parameters[i]);
+  refresh_bf16_weight_copies();
   summary.validation = task->evaluate(model, GraphSplit::Validation);
   summary.test = task->evaluate(model, GraphSplit::Test);
   save_parameters((fs::path(dir) / "model.safetensors").string(), params,

@@ -111,6 +111,7 @@ std::unique_ptr<Validator> make_validator(const Config& config, const Tokenizers
 
 Trainer::Trainer(const Config& config)
     : config_(config),
+      precision_(tc_),
       lock_(lock_model_dir(config_)),  // before anything else: a second run must not touch this one's files
       dir_(check_model_dir(config_)),
       resume_(resuming(config_)),
@@ -124,7 +125,9 @@ Trainer::Trainer(const Config& config)
                         : TrainerProgress{}),
       train_(load_training_corpus(config_, dir_, tokenizers_)),  // only the corpus cache may appear before this
       batches_(train_.corpus, tc_.batch_tokens, config_.seed, tc_.batch_unit) {
-  spdlog::info("model {}: {} parameters", name_of(config_.model.arch), model_->parameters().count());
+  precision_.attach(model_->parameters());
+  spdlog::info("model {}: {} parameters{}", name_of(config_.model.arch), model_->parameters().count(),
+               precision_.precision() == MatmulPrecision::bf16 ? ", products in bf16" : "");
   if (dist::size() > 1)
     spdlog::info("data-parallel: {} processes, {} batches per update, gradients in {} all-reduce buckets{}",
                  dist::size(), dist::size() * tc_.accumulate, sync_.bucket_count(),

@@ -32,6 +32,7 @@
 #include "train/metrics_log.hpp"
 #include "train/model_dir.hpp"
 #include "train/optimizer.hpp"
+#include "train/precision_setup.hpp"
 #include "train/progress.hpp"
 #include "train/run_lock.hpp"
 #include "train/trainer_state.hpp"
@@ -90,6 +91,7 @@ class Trainer {
 
   const Config config_;
   const TrainingConfig& tc_ = config_.training;
+  PrecisionSetup precision_;              // checked before the lock: a bf16 run on a CPU without bf16 touches nothing
   const std::unique_ptr<RunLock> lock_;  // rank 0's
   ModelDir dir_;
   bool resume_;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "tensor/precision.hpp"
 #include "tokens/special_tokens.hpp"
 
 namespace heed {
@@ -36,6 +37,7 @@ UpdateOutcome apply_update(const ParameterSet& params, Adam& adam, double loss_s
   out.applied = std::isfinite(out.grad_norm) && std::isfinite(loss_sum);
   if (out.applied) {
     adam.step(lr, clip_norm > 0 ? clip_factor(out.grad_norm, clip_norm) : 1.f);
+    refresh_bf16_weight_copies();  // bf16 training: the products' copies, once per update
   }
   params.zero_grad();
   return out;

@@ -287,7 +287,7 @@ TEST_CASE("serve: health, metrics and the page", "[cli][serve]") {
 }
 
 TEST_CASE("serve: bad flags and a taken port", "[cli][serve]") {
-  const Result precision = run(kHeed + " serve -m " + model_dir() + " --precision bf16", scratch("flags"));
+  const Result precision = run(kHeed + " serve -m " + model_dir() + " --precision int4", scratch("flags"));
   CHECK(precision.exit_code == 2);
   CHECK(precision.err.find("--precision") != std::string::npos);
   CHECK(precision.err.find("\"int8\"") != std::string::npos);

@@ -12,6 +12,7 @@
 #include "tensor/dnnl_context.hpp"
 #include "tensor/ops.hpp"
 #include "tensor/ops/row_pieces.hpp"
+#include "tensor/precision.hpp"
 #include "tensor/quantize.hpp"
 #include "util/error.hpp"
 
@@ -66,16 +67,14 @@ struct Operand {
   memory::dims dims, strides;
 };
 
-Operand operand(const Tensor& t, bool trans, int64_t batch_of_result) {
-  if (t.ndim() != 2 && t.ndim() != 3) throw Error("matmul needs 2-D or 3-D operands, got " + shape_str(t.shape()));
-  int64_t b = t.ndim() == 3 ? t.dim(0) : 1;
-  int64_t r = t.dim(-2), c = t.dim(-1);
+// A dense [b, r, c] (b = 1: [r, c]) matrix read transposed or not; batched: 3-D dims.
+Operand operand(int64_t b, int64_t r, int64_t c, bool trans, bool batched) {
   Operand o;
   o.batch = b;
   o.rows = trans ? c : r;
   o.cols = trans ? r : c;
   memory::dims strides2 = trans ? memory::dims{1, c} : memory::dims{c, 1};
-  if (batch_of_result == 0) {
+  if (!batched) {
     o.dims = {o.rows, o.cols};
     o.strides = strides2;
   } else {
@@ -85,6 +84,36 @@ Operand operand(const Tensor& t, bool trans, int64_t batch_of_result) {
   return o;
 }
 
+Operand operand(const Tensor& t, bool trans, bool batched) {
+  if (t.ndim() != 2 && t.ndim() != 3) throw Error("matmul needs 2-D or 3-D operands, got " + shape_str(t.shape()));
+  return operand(t.ndim() == 3 ? t.dim(0) : 1, t.dim(-2), t.dim(-1), trans, batched);
+}
+
+// The two operands as the product reads them: the fp32 tensors' buffers, or in bf16
+// (tensor/precision.hpp) a weight's bf16 copy or a fresh rounding of the tensor. Same layout.
+struct Inputs {
+  const void* a;
+  const void* b;
+  memory::data_type type;
+  // The element `offset` elements after p.
+  const void* at(const void* p, int64_t offset) const {
+    return static_cast<const char*>(p) + offset * static_cast<int64_t>(memory::data_type_size(type));
+  }
+};
+
+const void* bf16_operand(const Tensor& t, std::vector<uint16_t>& scratch) {
+  if (const uint16_t* copy = find_bf16_copy(t.data(), t.numel())) return copy;
+  scratch.resize(static_cast<size_t>(t.numel()));
+  round_to_bf16(t.data(), t.numel(), scratch.data());
+  return scratch.data();
+}
+
+Inputs inputs(const Tensor& a, const Tensor& b) {
+  if (matmul_precision() == MatmulPrecision::fp32) return {a.data(), b.data(), memory::data_type::f32};
+  thread_local std::vector<uint16_t> a16, b16;
+  return {bf16_operand(a, a16), bf16_operand(b, b16), memory::data_type::bf16};
+}
+
 // Appends dims' raw bytes (and their count) to a cache key: building the key costs one small
 // allocation, where decimal formatting cost about as much as a small matmul's setup.
 void append_dims(std::string& key, const memory::dims& d) {
@@ -92,9 +121,13 @@ void append_dims(std::string& key, const memory::dims& d) {
   key.append(reinterpret_cast<const char*>(d.data()), d.size() * sizeof(memory::dim));
 }
 
+void append_type(std::string& key, memory::data_type type) { key.push_back(type == memory::data_type::f32 ? 'f' : 'h'); }
+
 memory::desc f32_desc(const memory::dims& dims, const memory::dims& strides) {
   return memory::desc(dims, memory::data_type::f32, strides);
 }
+
+void* writable(const void* p) { return const_cast<void*>(p); }
 
 // A 2-D product C = op(A)·op(B) (+ bias) (+= C) whose sizes are given when it runs: one primitive
 // per layout serves every shape. Training batches bring a new row count almost every step, and
@@ -102,8 +135,9 @@ memory::desc f32_desc(const memory::dims& dims, const memory::dims& strides) {
 // per Transformer step. oneDNN runs runtime-sized products with its gemm:jit kernels instead of
 // brgemm: faster on these models' short reductions (K = 256), slower on long ones (K = 1024),
 // and a little faster per training step in all, besides the creation it saves.
-void run_runtime_sized_matmul(const Tensor& c, const Tensor& a, const Operand& oa, bool ta, const Tensor& b,
-                              const Operand& ob, bool tb, const Tensor* bias, bool accumulate) {
+void run_runtime_sized_matmul(const Tensor& c, const void* a, const Operand& oa, bool ta, const void* b,
+                              const Operand& ob, bool tb, const Tensor* bias, bool accumulate,
+                              memory::data_type type) {
   struct Entry {
     dnnl::matmul prim;
   };
@@ -114,18 +148,18 @@ void run_runtime_sized_matmul(const Tensor& c, const Tensor& a, const Operand& o
   key += tb ? 't' : '-';
   key += bias ? 'b' : '-';
   key += accumulate ? 'a' : '-';
+  append_type(key, type);
   auto& e = dnnl_ctx::cached<Entry>(key, [&] {
     const memory::dims dims{any, any};
-    memory::desc amd = f32_desc(dims, layout(ta)), bmd = f32_desc(dims, layout(tb)),
-                 cmd = f32_desc(dims, layout(false));
+    memory::desc amd(dims, type, layout(ta)), bmd(dims, type, layout(tb)), cmd = f32_desc(dims, layout(false));
     auto desc =
         bias ? dnnl::matmul::desc(amd, bmd, f32_desc({1, any}, layout(false)), cmd) : dnnl::matmul::desc(amd, bmd, cmd);
     return Entry{dnnl::matmul(dnnl::matmul::primitive_desc(desc, accumulate_attr(accumulate), dnnl_ctx::engine()))};
   });
   auto& eng = dnnl_ctx::engine();
   const int64_t n = ob.cols;
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(f32_desc(oa.dims, oa.strides), eng, a.data())},
-                                       {DNNL_ARG_WEIGHTS, memory(f32_desc(ob.dims, ob.strides), eng, b.data())},
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory({oa.dims, type, oa.strides}, eng, writable(a))},
+                                       {DNNL_ARG_WEIGHTS, memory({ob.dims, type, ob.strides}, eng, writable(b))},
                                        {DNNL_ARG_DST, memory(f32_desc({oa.rows, n}, {n, 1}), eng, c.data())}};
   if (bias) args.emplace(DNNL_ARG_BIAS, memory(f32_desc({1, n}, {n, 1}), eng, bias->data()));
   e.prim.execute(dnnl_ctx::stream(), args);
@@ -140,31 +174,32 @@ void run_runtime_sized_matmul(const Tensor& c, const Tensor& a, const Operand& o
 // (fewer than kReductionChunk rows) through the runtime-sized one.
 constexpr int64_t kReductionChunk = 512;
 
-void run_chunked_transposed_a(const Tensor& c, const Tensor& a, const Tensor& b, bool accumulate) {
-  const int64_t k = a.dim(0), m = a.dim(1), n = b.dim(1);
+// c [m, n] (+)= aᵀ·b for a [k, m], b [k, n].
+void run_chunked_transposed_a(const Tensor& c, const Inputs& in, int64_t k, int64_t m, int64_t n, bool accumulate) {
   auto chunk_entry = [&](bool acc) -> MatmulEntry& {
     std::string key = "matmul_transposed_a_chunk#";
     append_dims(key, {m, n});
     key.push_back(acc ? 'a' : '-');
+    append_type(key, in.type);
     return dnnl_ctx::cached<MatmulEntry>(key, [&] {
-      return make_matmul_entry(dnnl::matmul::desc(f32_desc({m, kReductionChunk}, {1, m}),
-                                                  f32_desc({kReductionChunk, n}, {n, 1}), f32_desc({m, n}, {n, 1})),
+      return make_matmul_entry(dnnl::matmul::desc(memory::desc({m, kReductionChunk}, in.type, {1, m}),
+                                                  memory::desc({kReductionChunk, n}, in.type, {n, 1}),
+                                                  f32_desc({m, n}, {n, 1})),
                                false, acc);
     });
   };
   int64_t k0 = 0;
   for (; k0 + kReductionChunk <= k; k0 += kReductionChunk) {
     MatmulEntry& e = chunk_entry(accumulate || k0 > 0);
-    e.src.set_data_handle(a.data() + k0 * m);
-    e.weights.set_data_handle(b.data() + k0 * n);
+    e.src.set_data_handle(writable(in.at(in.a, k0 * m)));
+    e.weights.set_data_handle(writable(in.at(in.b, k0 * n)));
     e.dst.set_data_handle(c.data());
     e.prim.execute(dnnl_ctx::stream(), e.args);
   }
   dnnl_ctx::stream().wait();
   if (k0 == k) return;
-  const Tensor a_rest = a.slice(k0, k), b_rest = b.slice(k0, k);
-  run_runtime_sized_matmul(c, a_rest, operand(a_rest, true, 0), true, b_rest, operand(b_rest, false, 0), false, nullptr,
-                           accumulate || k0 > 0);
+  run_runtime_sized_matmul(c, in.at(in.a, k0 * m), operand(1, k - k0, m, true, false), true, in.at(in.b, k0 * n),
+                           operand(1, k - k0, n, false, false), false, nullptr, accumulate || k0 > 0, in.type);
 }
 
 // x·Wᵀ with a long reduction (K ≥ kLongReduction): gemm:jit runs it 8–15 % below brgemm
@@ -177,32 +212,33 @@ void run_chunked_transposed_a(const Tensor& c, const Tensor& a, const Tensor& b,
 constexpr int64_t kLongReduction = 1024;
 constexpr int64_t kRowChunk = 512;
 
-void run_chunked_rows(const Tensor& c, const Tensor& x, const Tensor& w, const Tensor* bias, bool accumulate) {
-  const int64_t m = x.dim(0), k = x.dim(1), n = w.dim(0);
+// c [m, n] (+)= x·wᵀ (+ bias) for x [m, k], w [n, k].
+void run_chunked_rows(const Tensor& c, const Inputs& in, int64_t m, int64_t k, int64_t n, const Tensor* bias,
+                      bool accumulate) {
   std::string key = "matmul_row_chunk#";
   append_dims(key, {k, n});
   key.push_back(bias ? 'b' : '-');
   key.push_back(accumulate ? 'a' : '-');
+  append_type(key, in.type);
   MatmulEntry& e = dnnl_ctx::cached<MatmulEntry>(key, [&] {
-    const memory::desc xmd = f32_desc({kRowChunk, k}, {k, 1}), wmd = f32_desc({k, n}, {1, k}),
-                       cmd = f32_desc({kRowChunk, n}, {n, 1});
+    const memory::desc xmd({kRowChunk, k}, in.type, {k, 1}), wmd({k, n}, in.type, {1, k}),
+        cmd = f32_desc({kRowChunk, n}, {n, 1});
     return make_matmul_entry(
         bias ? dnnl::matmul::desc(xmd, wmd, f32_desc({1, n}, {n, 1}), cmd) : dnnl::matmul::desc(xmd, wmd, cmd),
         bias != nullptr, accumulate);
   });
-  e.weights.set_data_handle(w.data());
+  e.weights.set_data_handle(writable(in.b));
   if (bias) e.bias.set_data_handle(bias->data());
   int64_t r0 = 0;
   for (; r0 + kRowChunk <= m; r0 += kRowChunk) {
-    e.src.set_data_handle(x.data() + r0 * k);
+    e.src.set_data_handle(writable(in.at(in.a, r0 * k)));
     e.dst.set_data_handle(c.data() + r0 * n);
     e.prim.execute(dnnl_ctx::stream(), e.args);
   }
   dnnl_ctx::stream().wait();
   if (r0 == m) return;
-  const Tensor x_rest = x.slice(r0, m), c_rest = c.slice(r0, m);
-  run_runtime_sized_matmul(c_rest, x_rest, operand(x_rest, false, 0), false, w, operand(w, true, 0), true, bias,
-                           accumulate);
+  run_runtime_sized_matmul(c.slice(r0, m), in.at(in.a, r0 * k), operand(1, m - r0, k, false, false), false, in.b,
+                           operand(1, n, k, true, false), true, bias, accumulate, in.type);
 }
 
 }  // namespace
@@ -215,17 +251,18 @@ void run_matmul(const Tensor& c, const Tensor& a, bool ta, const Tensor& b, bool
     throw Error("matmul shapes " + shape_str(a.shape()) + (ta ? "ᵀ" : "") + " x " + shape_str(b.shape()) +
                 (tb ? "ᵀ" : "") + " do not match");
   if (batched && a.ndim() == 2) throw Error("matmul: a 2-D left operand with a 3-D right operand");
+  if (!a.is_contiguous() || !b.is_contiguous()) throw Error("matmul: operands must be dense");
   memory::dims cdims = batched ? memory::dims{oa.batch, oa.rows, ob.cols} : memory::dims{oa.rows, ob.cols};
   if (c.shape() != Shape(cdims.begin(), cdims.end()))
     throw Error("matmul result " + shape_str(Shape(cdims.begin(), cdims.end())) + " into " + shape_str(c.shape()));
+  const Inputs in = inputs(a, b);
   if (!batched) {
-    if (ta && !tb && !bias && oa.cols >= kReductionChunk && a.is_contiguous() && b.is_contiguous())
-      run_chunked_transposed_a(c, a, b, accumulate);
-    else if (!ta && tb && (oa.cols >= kLongReduction || (bias && ob.cols >= kWideOutput)) && oa.rows >= kRowChunk &&
-             a.is_contiguous() && b.is_contiguous())
-      run_chunked_rows(c, a, b, bias, accumulate);
+    if (ta && !tb && !bias && oa.cols >= kReductionChunk)
+      run_chunked_transposed_a(c, in, a.dim(0), a.dim(1), b.dim(1), accumulate);
+    else if (!ta && tb && (oa.cols >= kLongReduction || (bias && ob.cols >= kWideOutput)) && oa.rows >= kRowChunk)
+      run_chunked_rows(c, in, a.dim(0), a.dim(1), b.dim(0), bias, accumulate);
     else
-      run_runtime_sized_matmul(c, a, oa, ta, b, ob, tb, bias, accumulate);
+      run_runtime_sized_matmul(c, in.a, oa, ta, in.b, ob, tb, bias, accumulate, in.type);
     return;
   }
   // Batched products (attention) keep exact-shape primitives: measured, the runtime-sized ones
@@ -239,16 +276,17 @@ void run_matmul(const Tensor& c, const Tensor& a, bool ta, const Tensor& b, bool
   for (const auto* d : {&oa.dims, &oa.strides, &ob.dims, &ob.strides, &cdims, &cstrides}) append_dims(key, *d);
   key.push_back(bias ? 'b' : '-');
   key.push_back(accumulate ? 'a' : '-');
+  append_type(key, in.type);
   auto& e = dnnl_ctx::cached<MatmulEntry>(key, [&] {
-    memory::desc amd(oa.dims, memory::data_type::f32, oa.strides);
-    memory::desc bmd(ob.dims, memory::data_type::f32, ob.strides);
+    memory::desc amd(oa.dims, in.type, oa.strides);
+    memory::desc bmd(ob.dims, in.type, ob.strides);
     memory::desc cmd(cdims, memory::data_type::f32, cstrides);
     auto desc = bias ? dnnl::matmul::desc(amd, bmd, memory::desc(bias_dims, memory::data_type::f32, bias_strides), cmd)
                      : dnnl::matmul::desc(amd, bmd, cmd);
     return make_matmul_entry(desc, bias != nullptr, accumulate);
   });
-  e.src.set_data_handle(a.data());
-  e.weights.set_data_handle(b.data());
+  e.src.set_data_handle(writable(in.a));
+  e.weights.set_data_handle(writable(in.b));
   e.dst.set_data_handle(c.data());
   if (bias) e.bias.set_data_handle(bias->data());
   e.prim.execute(dnnl_ctx::stream(), e.args);
@@ -265,21 +303,25 @@ constexpr int64_t kPackingRows = 32;  // any row count gives the same layout (ch
 // Products on packed weights (decoding) need exact-shape primitives: their rows go in row pieces
 // (row_pieces.hpp), so that the primitives per weight shape are at most 31.
 
-// The matmul for x [M, I] · (packed wᵀ) [I, O] (+ bias). Its weights layout is compared once,
-// when the entry is made, with the one pack_weight writes (the entry for kPackingRows rows).
-MatmulEntry& packed_matmul(int64_t M, int64_t in, int64_t out, bool with_bias, bool accumulate) {
+// The matmul for x [M, I] · (packed wᵀ) [I, O] (+ bias), x and w in `type` (f32 or bf16). Its
+// weights layout is compared once, when the entry is made, with the one pack_weight writes (the
+// entry for kPackingRows rows).
+MatmulEntry& packed_matmul(int64_t M, int64_t in, int64_t out, bool with_bias, bool accumulate,
+                           memory::data_type type) {
   std::string key = "matmul_packed#";
   append_dims(key, {M, in, out});
   key.push_back(with_bias ? 'b' : '-');
   key.push_back(accumulate ? 'a' : '-');
+  append_type(key, type);
   return dnnl_ctx::cached<MatmulEntry>(key, [&] {
     const auto f32 = memory::data_type::f32;
-    memory::desc amd({M, in}, f32, memory::format_tag::ab), cmd({M, out}, f32, memory::format_tag::ab);
-    memory::desc bmd({in, out}, f32, memory::format_tag::any), bias_md({1, out}, f32, memory::format_tag::ab);
+    memory::desc amd({M, in}, type, memory::format_tag::ab), cmd({M, out}, f32, memory::format_tag::ab);
+    memory::desc bmd({in, out}, type, memory::format_tag::any), bias_md({1, out}, f32, memory::format_tag::ab);
     auto desc = with_bias ? dnnl::matmul::desc(amd, bmd, bias_md, cmd) : dnnl::matmul::desc(amd, bmd, cmd);
     MatmulEntry e = make_matmul_entry(desc, with_bias, accumulate);
     if (M != kPackingRows || with_bias || accumulate)
-      e.takes_packed = e.pd.weights_desc() == packed_matmul(kPackingRows, in, out, false, false).pd.weights_desc();
+      e.takes_packed =
+          e.pd.weights_desc() == packed_matmul(kPackingRows, in, out, false, false, type).pd.weights_desc();
     return e;
   });
 }
@@ -291,10 +333,12 @@ PackedWeight pack_weight(const Tensor& w) {
   p.plain = w;  // may be a strided view (wᵀ for a backward product): the reorder reads its strides
   p.out = w.dim(0);
   p.in = w.dim(1);
-  auto& e = packed_matmul(kPackingRows, p.in, p.out, false, false);
+  p.bf16 = matmul_precision() == MatmulPrecision::bf16;
+  auto& e = packed_matmul(kPackingRows, p.in, p.out, false, false, p.bf16 ? memory::data_type::bf16 : memory::data_type::f32);
   const memory::desc& packed_md = e.pd.weights_desc();
   p.packed = Tensor::empty({static_cast<int64_t>((packed_md.get_size() + sizeof(float) - 1) / sizeof(float))});
-  memory plain_mem = dnnl_ctx::memory({p.in, p.out}, {w.strides()[1], w.strides()[0]}, w.data());  // wᵀ, strided
+  // wᵀ, strided; a reorder into bf16 rounds to nearest even, as round_to_bf16
+  memory plain_mem = dnnl_ctx::memory({p.in, p.out}, {w.strides()[1], w.strides()[0]}, w.data());
   memory packed_mem(packed_md, dnnl_ctx::engine(), p.packed.data());
   dnnl::reorder(plain_mem, packed_mem).execute(dnnl_ctx::stream(), plain_mem, packed_mem);
   dnnl_ctx::stream().wait();
@@ -448,20 +492,30 @@ void linear_into(const Tensor& y, const Tensor& x, const PackedWeight& w, const 
     return;
   }
   Tensor bias_v = bias.defined() ? bias.contiguous().reshape({w.out}) : Tensor();
+  const memory::data_type type = w.bf16 ? memory::data_type::bf16 : memory::data_type::f32;
   bool packed = true;
   for_row_pieces(M, [&](int64_t, int64_t rows) {
-    packed &= packed_matmul(rows, w.in, w.out, bias.defined(), accumulate).takes_packed;
+    packed &= packed_matmul(rows, w.in, w.out, bias.defined(), accumulate, type).takes_packed;
   });
   if (!packed) {  // x · wᵀ; a transposed view is multiplied as the dense weight it views
     const bool dense = w.plain.is_contiguous();
     const Tensor b = (dense ? w.plain : w.plain.transpose(0, 1)).contiguous();  // a copy only for other strides
+    ScopedMatmulPrecision same(w.bf16 ? MatmulPrecision::bf16 : MatmulPrecision::fp32);
     run_matmul(y.reshape({M, w.out}), xv.reshape({M, w.in}), false, b, dense, bias.defined() ? &bias_v : nullptr,
                accumulate);
     return;
   }
+  thread_local std::vector<uint16_t> x16;
+  const void* x_in = xv.data();
+  if (w.bf16) {
+    x16.resize(static_cast<size_t>(xv.numel()));
+    round_to_bf16(xv.data(), xv.numel(), x16.data());
+    x_in = x16.data();
+  }
+  const int64_t x_row_bytes = w.in * static_cast<int64_t>(memory::data_type_size(type));
   for_row_pieces(M, [&](int64_t r0, int64_t rows) {
-    auto& e = packed_matmul(rows, w.in, w.out, bias.defined(), accumulate);
-    e.src.set_data_handle(xv.data() + r0 * w.in);
+    auto& e = packed_matmul(rows, w.in, w.out, bias.defined(), accumulate, type);
+    e.src.set_data_handle(writable(static_cast<const char*>(x_in) + r0 * x_row_bytes));
     e.weights.set_data_handle(w.packed.data());
     e.dst.set_data_handle(y.data() + r0 * w.out);
     if (bias.defined()) e.bias.set_data_handle(bias_v.data());
