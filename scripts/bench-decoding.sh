@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# int8 and ensemble decoding side by side with fp32 single-model decoding, on trained models.
+# int8, bf16 and ensemble decoding side by side with fp32 single-model decoding, on trained models.
 #
 #   scripts/bench-decoding.sh --src DEV_SRC --ref DEV_REF --models A[,B] [--lines 1000]
 #                             [--pairs 3] [--threads 1] [--beams 1,5] [--work DIR]
-#                             [--only int8|ensemble]
+#                             [--only int8|bf16|ensemble]
 #
 # int8: each model is quantized (heed quantize) and the first --lines of DEV_SRC are translated
 # with the fp32 model and its int8 copy, alternately (fp32 int8 fp32 int8 ...), greedily and with
@@ -11,6 +11,7 @@
 # detokenizing; loading excluded); the int8/fp32 ratio is taken pair by pair and its median
 # printed, so a machine whose speed drifts still gives a fair figure. BLEU (heed bleu, sacreBLEU's
 # default) of both, and how many output lines are identical.
+# bf16 (on a CPU with avx512_bf16): the same, the model with --precision bf16 against fp32.
 # Ensemble: with two models (same tokenizer: e.g. one config, two seeds), A, A+B and B in turn, at
 # each beam: the time ratio ensemble / A (< 2.1 wanted), and ensemble / the mean of A and B (the
 # two models' outputs differ in length, and so does the search's work), and the BLEU of A, B and
@@ -21,7 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-  echo "usage: scripts/bench-decoding.sh --src DEV_SRC --ref DEV_REF --models A[,B] [--lines N] [--pairs N] [--threads N] [--beams 1,5] [--work DIR] [--only int8|ensemble]" >&2
+  echo "usage: scripts/bench-decoding.sh --src DEV_SRC --ref DEV_REF --models A[,B] [--lines N] [--pairs N] [--threads N] [--beams 1,5] [--work DIR] [--only int8|bf16|ensemble]" >&2
   exit 2
 }
 src= ref= models= lines=1000 pairs=3 threads=1 beams=1,5 work= only=
@@ -40,7 +41,7 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 [[ -n $src && -n $ref && -n $models ]] || usage
-[[ -z $only || $only == int8 || $only == ensemble ]] || usage
+[[ -z $only || $only == int8 || $only == bf16 || $only == ensemble ]] || usage
 heed=${HEED:-build/heed}
 [[ -x $heed ]] || { echo "bench-decoding.sh: $heed not found: build heed first (or set HEED)" >&2; exit 2; }
 [[ -n $work ]] || work=$(mktemp -d /tmp/heed-bench-decoding.XXXXXX)
@@ -50,9 +51,10 @@ IFS=, read -r -a beam_list <<< "$beams"
 head -n "$lines" "$src" > "$work/src.txt"
 head -n "$lines" "$ref" > "$work/ref.txt"
 
-vnni=no
+vnni=no bf16=no
 grep -q -w -E 'avx512_vnni|avx_vnni' /proc/cpuinfo && vnni=yes
-echo "bench-decoding: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), VNNI: $vnni, $threads thread(s), $(wc -l < "$work/src.txt") sentences, $pairs pairs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+grep -q -w avx512_bf16 /proc/cpuinfo && bf16=yes
+echo "bench-decoding: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), VNNI: $vnni, bf16: $bf16, $threads thread(s), $(wc -l < "$work/src.txt") sentences, $pairs pairs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # translate OUT ARGS...: runs heed translate, prints its sentences/s
 translate() {
@@ -65,8 +67,8 @@ bleu() { "$heed" bleu "$work/ref.txt" -i "$1" --score-only 2> /dev/null; }
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 same_lines() { paste -d '\t' "$1" "$2" | awk -F '\t' '$1 == $2 {n++} END {print n + 0}'; }
 
-[[ $only == ensemble ]] && model_list_int8=() || model_list_int8=("${model_list[@]}")
-[[ $only == ensemble ]] || printf '\n%-26s %5s %12s %12s %8s %9s %9s %11s\n' "int8 against fp32" beam "fp32 sent/s" "int8 sent/s" ratio "BLEU fp32" "BLEU int8" "same lines"
+[[ -z $only || $only == int8 ]] && model_list_int8=("${model_list[@]}") || model_list_int8=()
+[[ ${#model_list_int8[@]} -eq 0 ]] || printf '\n%-26s %5s %12s %12s %8s %9s %9s %11s\n' "int8 against fp32" beam "fp32 sent/s" "int8 sent/s" ratio "BLEU fp32" "BLEU int8" "same lines"
 for m in "${model_list_int8[@]}"; do
   name=$(basename "$m")
   q=$work/$name-int8
@@ -91,7 +93,30 @@ for m in "${model_list_int8[@]}"; do
   ls -l "$m/model.safetensors" "$q/model.safetensors" | awk '{printf "  %s: %.2f MB\n", $NF, $5 / 1e6}'
 done
 
-if [[ ${#model_list[@]} -ge 2 && $only != int8 ]]; then
+model_list_bf16=()
+[[ $bf16 == yes && ( -z $only || $only == bf16 ) ]] && model_list_bf16=("${model_list[@]}")
+[[ ${#model_list_bf16[@]} -eq 0 ]] || printf '\n%-26s %5s %12s %12s %8s %9s %9s %11s\n' "bf16 against fp32" beam "fp32 sent/s" "bf16 sent/s" ratio "BLEU fp32" "BLEU bf16" "same lines"
+for m in "${model_list_bf16[@]}"; do
+  name=$(basename "$m")
+  for beam in "${beam_list[@]}"; do
+    : > "$work/r"
+    : > "$work/a"
+    : > "$work/b"
+    for ((i = 0; i < pairs; i++)); do
+      a=$(translate "$work/$name-fp32-b$beam.txt" -m "$m" --beam "$beam" --precision fp32)
+      b=$(translate "$work/$name-bf16-b$beam.txt" -m "$m" --beam "$beam" --precision bf16)
+      echo "$a" >> "$work/a"
+      echo "$b" >> "$work/b"
+      awk -v a="$a" -v b="$b" 'BEGIN {print b / a}' >> "$work/r"
+    done
+    printf '%-26s %5s %12.1f %12.1f %7.2fx %9s %9s %6s/%s\n' "$name" "$beam" "$(median < "$work/a")" \
+      "$(median < "$work/b")" "$(median < "$work/r")" "$(bleu "$work/$name-fp32-b$beam.txt")" \
+      "$(bleu "$work/$name-bf16-b$beam.txt")" "$(same_lines "$work/$name-fp32-b$beam.txt" "$work/$name-bf16-b$beam.txt")" \
+      "$(wc -l < "$work/src.txt")"
+  done
+done
+
+if [[ ${#model_list[@]} -ge 2 && ( -z $only || $only == ensemble ) ]]; then
   a=${model_list[0]} b=${model_list[1]}
   printf '\n%-26s %5s %8s %8s %8s %8s %10s %9s %9s %9s\n' "ensemble A+B against A" beam "A s" "B s" "A+B s" "time" "vs mean" "BLEU A" "BLEU B" "BLEU A+B"
   for beam in "${beam_list[@]}"; do

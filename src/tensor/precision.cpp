@@ -2,6 +2,8 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -47,14 +49,41 @@ MatmulPrecision resolve_precision(PrecisionRequest request, bool cpu_bf16, std::
   return MatmulPrecision::fp32;
 }
 
-void round_to_bf16(const float* src, int64_t n, uint16_t* dst) {
-#pragma omp parallel for schedule(static) if (n >= (1 << 18))
+namespace {
+void round_portable(const float* src, int64_t n, uint16_t* dst) {
   for (int64_t i = 0; i < n; ++i) {
     uint32_t u;
     std::memcpy(&u, &src[i], sizeof u);
     const bool nan = (u & 0x7fffffffu) > 0x7f800000u;
     const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
     dst[i] = static_cast<uint16_t>(nan ? ((u >> 16) | 0x40u) : rounded);
+  }
+}
+
+// The CPU's own conversion (vcvtneps2bf16: nearest even, NaN kept quiet), 16 values at a time:
+// rounding activations for bf16 products took 6 % of a Transformer step with the portable loop.
+// It reads subnormal inputs as zero, the one difference (no product here sees them).
+__attribute__((target("avx512f,avx512bf16"))) void round_avx512_bf16(const float* src, int64_t n, uint16_t* dst) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256bh packed = _mm512_cvtneps_pbh(_mm512_loadu_ps(src + i));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), reinterpret_cast<const __m256i&>(packed));
+  }
+  round_portable(src + i, n - i, dst + i);
+}
+}  // namespace
+
+void round_to_bf16(const float* src, int64_t n, uint16_t* dst) {
+  static const bool native = cpu_has_bf16();
+  constexpr int64_t kPiece = 1 << 16;  // values per thread's piece
+  const int64_t pieces = (n + kPiece - 1) / kPiece;
+#pragma omp parallel for schedule(static) if (pieces > 2)
+  for (int64_t p = 0; p < pieces; ++p) {
+    const int64_t begin = p * kPiece, count = std::min(kPiece, n - begin);
+    if (native)
+      round_avx512_bf16(src + begin, count, dst + begin);
+    else
+      round_portable(src + begin, count, dst + begin);
   }
 }
 

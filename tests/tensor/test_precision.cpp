@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "tensor/precision.hpp"
 #include "util/error.hpp"
@@ -84,4 +85,28 @@ TEST_CASE("bf16 weight copies: found inside a weight's buffer only, refreshed on
   }
   CHECK(find_bf16_copy(w.data(), 6) == nullptr);  // gone with the set
   refresh_bf16_weight_copies();                   // no set: nothing to do
+}
+
+TEST_CASE("bf16 rounding of arrays (the CPU's conversion where it has one) equals value by value", "[precision]") {
+  // values by value take the portable path (shorter than one vector); arrays the vector path
+  std::vector<float> values(100003);
+  uint32_t state = 12345;
+  for (float& v : values) {
+    state = state * 1664525u + 1013904223u;
+    v = from_bits((state & 0x807fffffu) | (((state >> 23) % 200 + 27) << 23));  // normal, any sign and mantissa
+  }
+  values[5] = std::numeric_limits<float>::infinity();
+  values[6] = -std::numeric_limits<float>::infinity();
+  values[7] = std::numeric_limits<float>::quiet_NaN();
+  values[8] = from_bits(0x3f808000);  // a tie
+  values[9] = -0.f;
+  std::vector<uint16_t> all(values.size());
+  round_to_bf16(values.data(), static_cast<int64_t>(values.size()), all.data());
+  int64_t differ = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const uint16_t one = rounded(values[i]);
+    const bool same = one == all[i] || (std::isnan(values[i]) && std::isnan(bf16_to_float(all[i])));
+    differ += same ? 0 : 1;
+  }
+  CHECK(differ == 0);
 }

@@ -26,12 +26,14 @@ Tensor grad_target(const Var& v, bool& fresh) {
   return fresh ? Tensor::empty(v.shape()) : v.grad();
 }
 
-// dst (+)= op(x)·op(y), storing a fresh result as v's gradient.
-void matmul_grad(const Var& v, const Tensor& x, bool tx, const Tensor& y, bool ty) {
+// dst (+)= op(x)·op(y), storing a fresh result as v's gradient. x16, y16: dense x and y's bf16
+// roundings, when the caller has them.
+void matmul_grad(const Var& v, const Tensor& x, bool tx, const Tensor& y, bool ty, const uint16_t* x16 = nullptr,
+                 const uint16_t* y16 = nullptr) {
   if (!v.requires_grad()) return;
   bool fresh;
   Tensor g = grad_target(v, fresh);
-  matmul_into(g, x, y, tx, ty, !fresh);
+  run_matmul(g, x.contiguous(), tx, y.contiguous(), ty, nullptr, !fresh, x16, y16);
   if (fresh) v.accumulate_grad(g);
 }
 
@@ -173,31 +175,36 @@ Var linear_impl(const Var& x, const Var& w, const Var& bias, const StepWeight* s
   out_shape.back() = outf;
   Tensor y = Tensor::empty(out_shape);
   Tensor bias_v = bias.defined() ? bias.value().reshape({outf}) : Tensor();
+  // bf16: x rounded once, for this product and the weight gradient's
+  const RoundedOperand x16 = step ? RoundedOperand() : RoundedOperand(x2);
   if (step)
     linear_into(y, x2, step->forward_packed(), bias_v);
   else
-    run_matmul(y.reshape({x2.dim(0), outf}), x2, false, w.value(), true, bias.defined() ? &bias_v : nullptr, false);
+    run_matmul(y.reshape({x2.dim(0), outf}), x2, false, w.value(), true, bias.defined() ? &bias_v : nullptr, false,
+               x16.data());
   Var out(y, needs_grad({&x, &w, &bias}));
   if (out.requires_grad()) {
     auto on = out.node_ptr();
     Tensor wv = w.value();
     std::optional<StepWeight> deferred;
     if (step) deferred = *step;
-    record_backward([x, w, bias, x2, wv, on, in, outf, deferred] {
+    record_backward([x, w, bias, x2, x16, wv, on, in, outf, deferred] {
       if (!on->grad.defined()) return;
       Tensor g2 = on->grad.contiguous().reshape({-1, outf});
+      // bf16: the output gradient rounded once, for the input and weight gradients
+      const RoundedOperand g16 = deferred ? RoundedOperand() : RoundedOperand(g2);
       if (x.requires_grad()) {
         Tensor dx = Tensor::empty(x.shape());
         if (deferred)
           linear_into(dx, g2, deferred->backward_packed(), Tensor());
         else
-          matmul_into(dx.reshape({-1, in}), g2, wv, false, false);
+          run_matmul(dx.reshape({-1, in}), g2, false, wv, false, nullptr, false, g16.data());
         x.accumulate_grad(dx);
       }
       if (deferred)
         deferred->add(g2, x2);
       else
-        matmul_grad(w, g2, true, x2, false);
+        matmul_grad(w, g2, true, x2, false, g16.data(), x16.data());
       bias_grad(bias, g2);
     });
   }

@@ -108,10 +108,10 @@ const void* bf16_operand(const Tensor& t, std::vector<uint16_t>& scratch) {
   return scratch.data();
 }
 
-Inputs inputs(const Tensor& a, const Tensor& b) {
+Inputs inputs(const Tensor& a, const Tensor& b, const uint16_t* a16, const uint16_t* b16) {
   if (matmul_precision() == MatmulPrecision::fp32) return {a.data(), b.data(), memory::data_type::f32};
-  thread_local std::vector<uint16_t> a16, b16;
-  return {bf16_operand(a, a16), bf16_operand(b, b16), memory::data_type::bf16};
+  thread_local std::vector<uint16_t> a_scratch, b_scratch;
+  return {a16 ? a16 : bf16_operand(a, a_scratch), b16 ? b16 : bf16_operand(b, b_scratch), memory::data_type::bf16};
 }
 
 // Appends dims' raw bytes (and their count) to a cache key: building the key costs one small
@@ -243,8 +243,15 @@ void run_chunked_rows(const Tensor& c, const Inputs& in, int64_t m, int64_t k, i
 
 }  // namespace
 
+RoundedOperand::RoundedOperand(const Tensor& t) {
+  if (matmul_precision() != MatmulPrecision::bf16) return;
+  if (!t.is_contiguous()) throw Error("a rounded operand must be dense, got " + shape_str(t.shape()));
+  bits_ = std::make_shared<std::vector<uint16_t>>(static_cast<size_t>(t.numel()));
+  round_to_bf16(t.data(), t.numel(), bits_->data());
+}
+
 void run_matmul(const Tensor& c, const Tensor& a, bool ta, const Tensor& b, bool tb, const Tensor* bias,
-                bool accumulate) {
+                bool accumulate, const uint16_t* a16, const uint16_t* b16) {
   const bool batched = a.ndim() == 3 || b.ndim() == 3;
   Operand oa = operand(a, ta, batched), ob = operand(b, tb, batched);
   if (oa.cols != ob.rows || (ob.batch != 1 && ob.batch != oa.batch))
@@ -255,7 +262,7 @@ void run_matmul(const Tensor& c, const Tensor& a, bool ta, const Tensor& b, bool
   memory::dims cdims = batched ? memory::dims{oa.batch, oa.rows, ob.cols} : memory::dims{oa.rows, ob.cols};
   if (c.shape() != Shape(cdims.begin(), cdims.end()))
     throw Error("matmul result " + shape_str(Shape(cdims.begin(), cdims.end())) + " into " + shape_str(c.shape()));
-  const Inputs in = inputs(a, b);
+  const Inputs in = inputs(a, b, a16, b16);
   if (!batched) {
     if (ta && !tb && !bias && oa.cols >= kReductionChunk)
       run_chunked_transposed_a(c, in, a.dim(0), a.dim(1), b.dim(1), accumulate);
