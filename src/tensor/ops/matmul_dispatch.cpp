@@ -246,8 +246,8 @@ void run_chunked_rows(const Tensor& c, const Inputs& in, int64_t m, int64_t k, i
 RoundedOperand::RoundedOperand(const Tensor& t) {
   if (matmul_precision() != MatmulPrecision::bf16) return;
   if (!t.is_contiguous()) throw Error("a rounded operand must be dense, got " + shape_str(t.shape()));
-  bits_ = std::make_shared<std::vector<uint16_t>>(static_cast<size_t>(t.numel()));
-  round_to_bf16(t.data(), t.numel(), bits_->data());
+  bits_ = std::make_shared_for_overwrite<uint16_t[]>(static_cast<size_t>(t.numel()));
+  round_to_bf16(t.data(), t.numel(), bits_.get());
 }
 
 void run_matmul(const Tensor& c, const Tensor& a, bool ta, const Tensor& b, bool tb, const Tensor* bias,

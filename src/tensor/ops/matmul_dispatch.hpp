@@ -4,7 +4,6 @@
 // (matmul_dispatch.cpp says which and why). A and B are dense; 3-D operands are batched.
 #include <cstdint>
 #include <memory>
-#include <vector>
 
 #include "tensor/tensor.hpp"
 
@@ -21,10 +20,10 @@ class RoundedOperand {
  public:
   RoundedOperand() = default;
   explicit RoundedOperand(const Tensor& t);  // rounds t when the precision is bf16
-  const uint16_t* data() const { return bits_ ? bits_->data() : nullptr; }
+  const uint16_t* data() const { return bits_.get(); }
 
  private:
-  std::shared_ptr<std::vector<uint16_t>> bits_;
+  std::shared_ptr<uint16_t[]> bits_;  // not zeroed first: every value is written
 };
 
 // a16, b16: the operands' roundings when the caller has them (RoundedOperand::data()); else the
