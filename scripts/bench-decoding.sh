@@ -67,54 +67,49 @@ bleu() { "$heed" bleu "$work/ref.txt" -i "$1" --score-only 2> /dev/null; }
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 same_lines() { paste -d '\t' "$1" "$2" | awk -F '\t' '$1 == $2 {n++} END {print n + 0}'; }
 
-[[ -z $only || $only == int8 ]] && model_list_int8=("${model_list[@]}") || model_list_int8=()
-[[ ${#model_list_int8[@]} -eq 0 ]] || printf '\n%-26s %5s %12s %12s %8s %9s %9s %11s\n' "int8 against fp32" beam "fp32 sent/s" "int8 sent/s" ratio "BLEU fp32" "BLEU int8" "same lines"
-for m in "${model_list_int8[@]}"; do
-  name=$(basename "$m")
-  q=$work/$name-int8
-  rm -rf "$q"
-  "$heed" quantize -m "$m" -o "$q" 2> "$work/$name-quantize.log" || { cat "$work/$name-quantize.log" >&2; exit 1; }
+# against_fp32 NAME TAG: the fp32 run (a_args) against the TAG run (b_args) at every beam, pairs
+# alternating; one row per beam.
+against_fp32() {
+  local name=$1 tag=$2 beam a b
   for beam in "${beam_list[@]}"; do
     : > "$work/r"
     : > "$work/a"
     : > "$work/b"
     for ((i = 0; i < pairs; i++)); do
-      a=$(translate "$work/$name-fp32-b$beam.txt" -m "$m" --beam "$beam")
-      b=$(translate "$work/$name-int8-b$beam.txt" -m "$q" --beam "$beam")
+      a=$(translate "$work/$name-fp32-b$beam.txt" "${a_args[@]}" --beam "$beam")
+      b=$(translate "$work/$name-$tag-b$beam.txt" "${b_args[@]}" --beam "$beam")
       echo "$a" >> "$work/a"
       echo "$b" >> "$work/b"
       awk -v a="$a" -v b="$b" 'BEGIN {print b / a}' >> "$work/r"
     done
     printf '%-26s %5s %12.1f %12.1f %7.2fx %9s %9s %6s/%s\n' "$name" "$beam" "$(median < "$work/a")" \
       "$(median < "$work/b")" "$(median < "$work/r")" "$(bleu "$work/$name-fp32-b$beam.txt")" \
-      "$(bleu "$work/$name-int8-b$beam.txt")" "$(same_lines "$work/$name-fp32-b$beam.txt" "$work/$name-int8-b$beam.txt")" \
+      "$(bleu "$work/$name-$tag-b$beam.txt")" "$(same_lines "$work/$name-fp32-b$beam.txt" "$work/$name-$tag-b$beam.txt")" \
       "$(wc -l < "$work/src.txt")"
   done
-  ls -l "$m/model.safetensors" "$q/model.safetensors" | awk '{printf "  %s: %.2f MB\n", $NF, $5 / 1e6}'
-done
+}
+header() { printf '\n%-26s %5s %12s %12s %8s %9s %9s %11s\n' "$1 against fp32" beam "fp32 sent/s" "$1 sent/s" ratio "BLEU fp32" "BLEU $1" "same lines"; }
 
-model_list_bf16=()
-[[ $bf16 == yes && ( -z $only || $only == bf16 ) ]] && model_list_bf16=("${model_list[@]}")
-[[ ${#model_list_bf16[@]} -eq 0 ]] || printf '\n%-26s %5s %12s %12s %8s %9s %9s %11s\n' "bf16 against fp32" beam "fp32 sent/s" "bf16 sent/s" ratio "BLEU fp32" "BLEU bf16" "same lines"
-for m in "${model_list_bf16[@]}"; do
-  name=$(basename "$m")
-  for beam in "${beam_list[@]}"; do
-    : > "$work/r"
-    : > "$work/a"
-    : > "$work/b"
-    for ((i = 0; i < pairs; i++)); do
-      a=$(translate "$work/$name-fp32-b$beam.txt" -m "$m" --beam "$beam" --precision fp32)
-      b=$(translate "$work/$name-bf16-b$beam.txt" -m "$m" --beam "$beam" --precision bf16)
-      echo "$a" >> "$work/a"
-      echo "$b" >> "$work/b"
-      awk -v a="$a" -v b="$b" 'BEGIN {print b / a}' >> "$work/r"
-    done
-    printf '%-26s %5s %12.1f %12.1f %7.2fx %9s %9s %6s/%s\n' "$name" "$beam" "$(median < "$work/a")" \
-      "$(median < "$work/b")" "$(median < "$work/r")" "$(bleu "$work/$name-fp32-b$beam.txt")" \
-      "$(bleu "$work/$name-bf16-b$beam.txt")" "$(same_lines "$work/$name-fp32-b$beam.txt" "$work/$name-bf16-b$beam.txt")" \
-      "$(wc -l < "$work/src.txt")"
+if [[ -z $only || $only == int8 ]]; then
+  header int8
+  for m in "${model_list[@]}"; do
+    name=$(basename "$m")
+    q=$work/$name-int8
+    rm -rf "$q"
+    "$heed" quantize -m "$m" -o "$q" 2> "$work/$name-quantize.log" || { cat "$work/$name-quantize.log" >&2; exit 1; }
+    a_args=(-m "$m") b_args=(-m "$q")
+    against_fp32 "$name" int8
+    ls -l "$m/model.safetensors" "$q/model.safetensors" | awk '{printf "  %s: %.2f MB\n", $NF, $5 / 1e6}'
   done
-done
+fi
+
+if [[ $bf16 == yes && ( -z $only || $only == bf16 ) ]]; then
+  header bf16
+  for m in "${model_list[@]}"; do
+    a_args=(-m "$m" --precision fp32) b_args=(-m "$m" --precision bf16)
+    against_fp32 "$(basename "$m")" bf16
+  done
+fi
 
 if [[ ${#model_list[@]} -ge 2 && ( -z $only || $only == ensemble ) ]]; then
   a=${model_list[0]} b=${model_list[1]}
