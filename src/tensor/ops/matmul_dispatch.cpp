@@ -513,12 +513,7 @@ void linear_into(const Tensor& y, const Tensor& x, const PackedWeight& w, const 
     return;
   }
   thread_local std::vector<uint16_t> x16;
-  const void* x_in = xv.data();
-  if (w.bf16) {
-    x16.resize(static_cast<size_t>(xv.numel()));
-    round_to_bf16(xv.data(), xv.numel(), x16.data());
-    x_in = x16.data();
-  }
+  const void* x_in = w.bf16 ? bf16_operand(xv, x16) : xv.data();
   const int64_t x_row_bytes = w.in * static_cast<int64_t>(memory::data_type_size(type));
   for_row_pieces(M, [&](int64_t r0, int64_t rows) {
     auto& e = packed_matmul(rows, w.in, w.out, bias.defined(), accumulate, type);
