@@ -95,9 +95,10 @@ void check_relations(const Config& c, const std::string& origin) {
     fail("training.warmup_steps: the inverse-sqrt schedule needs warmup_steps >= 1 (got " +
          std::to_string(c.training.warmup_steps) + ")");
   if ((c.training.schedule == ScheduleKind::linear || c.training.schedule == ScheduleKind::cosine) &&
-      c.training.max_steps <= 0)
+      c.training.max_steps <= 0 && c.training.max_time <= 0)
     fail("training.schedule " + std::string(name_of(c.training.schedule)) +
-         " needs training.max_steps > 0 (it decays to min_learning_rate at max_steps)");
+         " needs training.max_steps or training.max_time > 0 (it decays to min_learning_rate at the end of that "
+         "budget)");
   if (c.decoding.sampling.kind == SamplingKind::none && c.decoding.nbest > c.decoding.beam)
     fail("decoding.nbest " + std::to_string(c.decoding.nbest) + " needs a beam at least as wide (decoding.beam is " +
          std::to_string(c.decoding.beam) + ")");

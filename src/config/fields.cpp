@@ -445,7 +445,8 @@ const std::vector<Field>& table() {
       integer("training.warmup_steps", HEED_AT(training.warmup_steps), at_least(0),
               "Steps of linear warmup from 0 to learning_rate (inverse-sqrt needs >= 1)."),
       number("training.min_learning_rate", HEED_AT(training.min_learning_rate), at_least(0),
-             "Lowest learning rate the linear and cosine schedules decay to."),
+             "Lowest learning rate the linear and cosine schedules decay to (at max_steps or max_time, whichever "
+             "ends first)."),
       number("training.clip_norm", HEED_AT(training.clip_norm), at_least(0),
              "Clip the global gradient norm to this; 0 = off."),
       number("training.label_smoothing", HEED_AT(training.label_smoothing), fraction_below_one(),

@@ -192,7 +192,7 @@ GraphTrainSummary train_graph_model(const Config& config) {
       Var loss = task->training_loss(model);
       const double loss_value = loss.value().item();
       backward(loss);
-      const float lr = learning_rate_at(epoch + 1, schedule);
+      const float lr = learning_rate_at(epoch + 1, elapsed(), schedule);
       if (!apply_update(params, adam, loss_value, tc.clip_norm, lr).applied) {
         ++bad_steps;
         bar.clear();

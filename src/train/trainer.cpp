@@ -146,6 +146,8 @@ Trainer::Trainer(const Config& config)
 
 double Trainer::elapsed() const { return progress_.elapsed_seconds + seconds_since(session_start_); }
 
+double Trainer::budget_elapsed() const { return dist::size() > 1 ? synced_elapsed_ : elapsed(); }
+
 void Trainer::log(const std::string& text) {
   bar_.clear();
   spdlog::info("{}", text);
@@ -300,7 +302,7 @@ bool Trainer::update() {
     interrupt_seen_ = shared[3] > 0;
     synced_elapsed_ = shared[4];
   }
-  const float lr = learning_rate_at(progress_.step + 1, tc_);
+  const float lr = learning_rate_at(progress_.step + 1, budget_elapsed(), tc_);
   if (!apply_update(model_->parameters(), adam_, stats.loss_sum, tc_.clip_norm, lr).applied) {
     ++bad_steps_;
     bar_.clear();
@@ -372,8 +374,6 @@ void Trainer::validate_or_save() {
   }
 }
 
-// Every rank must stop at the same step: with several, max_time is judged on rank 0's clock as of
-// the last update (shared by update()).
 // Data-parallel ranks must hold the same parameters; a cheap hash, compared at each checkpoint,
 // turns a silent divergence into an error before it is saved.
 void Trainer::check_ranks_agree() const {
@@ -386,7 +386,7 @@ void Trainer::check_ranks_agree() const {
 const char* Trainer::stop_condition() const {
   if (tc_.max_steps > 0 && progress_.step >= tc_.max_steps) return "max_steps";
   if (tc_.max_epochs > 0 && batches_.epoch() >= tc_.max_epochs) return "max_epochs";
-  if (tc_.max_time > 0 && (dist::size() > 1 ? synced_elapsed_ : elapsed()) >= tc_.max_time) return "max_time";
+  if (tc_.max_time > 0 && budget_elapsed() >= tc_.max_time) return "max_time";
   if (stop_early_) return "patience";
   return nullptr;
 }

@@ -83,6 +83,9 @@ class Trainer {
   };
 
   double elapsed() const;
+  // The clock of max_time and of a time budget's decay: with several ranks, rank 0's elapsed() as
+  // of the last update, so that every rank stops at the same step with the same learning rate.
+  double budget_elapsed() const;
   Shard next_shard();
   void check_ranks_agree() const;
   const char* stop_condition() const;  // nullptr while training goes on

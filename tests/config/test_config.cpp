@@ -225,10 +225,12 @@ TEST_CASE("rules across fields name every field involved") {
   // Checked when the config loads, not at the first update after the corpus has loaded.
   CHECK(
       error_for({{"training", {{"schedule", "cosine"}}}}) ==
-      "test.json: training.schedule cosine needs training.max_steps > 0 (it decays to min_learning_rate at max_steps)");
+      "test.json: training.schedule cosine needs training.max_steps or training.max_time > 0 (it decays to "
+      "min_learning_rate at the end of that budget)");
   CHECK(
       error_for({{"training", {{"schedule", "linear"}, {"max_steps", 0}}}}) ==
-      "test.json: training.schedule linear needs training.max_steps > 0 (it decays to min_learning_rate at max_steps)");
+      "test.json: training.schedule linear needs training.max_steps or training.max_time > 0 (it decays to "
+      "min_learning_rate at the end of that budget)");
   CHECK(error_for({{"decoding", {{"beam", 0}}}}) == "test.json: decoding.beam: got 0, expected an integer >= 1");
   CHECK(error_for({{"decoding", {{"length_penalty", -1}}}}) ==
         "test.json: decoding.length_penalty: got -1, expected a number >= 0");

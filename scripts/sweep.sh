@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# A measured recipe sweep: one config trained with several variants of its settings, each for the
+# same number of updates (a budget in steps, so the result does not depend on the machine's load),
+# one thread per run and --lanes runs at a time (never more lanes than cores). Prints a table of
+# the dev BLEU (greedy, as validated during training) per variant, and draws all learning curves
+# in one picture (heed plot).
+#
+#   scripts/sweep.sh CORPUS_DIR -c CONFIG --steps N [--lanes 2] [--work DIR]
+#                    [--validate-every 500] [--set KEY=VALUE ...]
+#                    --variant NAME 'KEY=VALUE KEY=VALUE ...' [--variant ...]
+#
+# CORPUS_DIR holds train.{en,de} and dev.{en,de}. --set applies to every variant; a variant's own
+# settings come after it. A step budget stands for a time budget: measure the updates a config
+# makes in that time on the target machine (its metrics.jsonl) and sweep at that many.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+usage() {
+  echo "usage: scripts/sweep.sh CORPUS_DIR -c CONFIG --steps N [--lanes L] [--work DIR] [--validate-every N] [--set KEY=VALUE ...] --variant NAME 'KEY=VALUE ...' ..." >&2
+  exit 2
+}
+[[ $# -ge 1 ]] || usage
+corpus=$1; shift
+config= steps= lanes=2 work= every=500 sets=() names=() variant_sets=()
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    -c) config=$2; shift 2 ;;
+    --steps) steps=$2; shift 2 ;;
+    --lanes) lanes=$2; shift 2 ;;
+    --work) work=$2; shift 2 ;;
+    --validate-every) every=$2; shift 2 ;;
+    --set) sets+=(--set "$2"); shift 2 ;;
+    --variant) [[ $# -ge 3 ]] || usage; names+=("$2"); variant_sets+=("$3"); shift 3 ;;
+    *) usage ;;
+  esac
+done
+[[ -n $config && -n $steps && ${#names[@]} -gt 0 ]] || usage
+[[ -f $corpus/train.en && -f $corpus/dev.en ]] || { echo "sweep.sh: $corpus has no train.en/dev.en" >&2; exit 2; }
+heed=${HEED:-build/heed}
+[[ -x $heed ]] || { echo "sweep.sh: $heed not found: build heed first (or set HEED)" >&2; exit 2; }
+cores=$(nproc)
+((lanes >= 1 && lanes <= cores)) || { echo "sweep.sh: --lanes must be 1..$cores (one thread per run)" >&2; exit 2; }
+[[ -n $work ]] || work=$(mktemp -d /tmp/heed-sweep.XXXXXX)
+mkdir -p "$work"
+echo "sweep: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $config, $steps updates per variant, $lanes at a time, work in $work, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+
+[[ -f $work/tokenizer.json ]] || "$heed" -q tokenizer train --vocab-size 8000 -o "$work/tokenizer.json" "$corpus/train.en" "$corpus/train.de"
+
+run_variant() {
+  local name=$1 own=() kv
+  for kv in $2; do own+=(--set "$kv"); done
+  rm -rf "${work:?}/$name"
+  OMP_NUM_THREADS=1 "$heed" -q --threads 1 train -c "$config" -m "$work/$name" \
+    --set "data.train.src=$corpus/train.en" --set "data.train.tgt=$corpus/train.de" \
+    --set "data.dev.src=$corpus/dev.en" --set "data.dev.tgt=$corpus/dev.de" \
+    --set "tokenizer.path=$work/tokenizer.json" --set "data.cache_dir=$work/cache" \
+    --set "training.max_steps=$steps" --set "training.max_time=0" --set "training.validate_every=$every" \
+    "${sets[@]}" "${own[@]}" > "$work/$name.log" 2>&1 || echo "sweep: variant $name failed, see $work/$name.log" >&2
+}
+
+# The encoded-corpus cache is written by the first run alone, so the lanes do not race for it.
+run_variant "${names[0]}" "${variant_sets[0]}" &
+first=$!
+if ((lanes > 1 && ${#names[@]} > 1)); then
+  while [[ ! -d $work/cache ]] && kill -0 "$first" 2>/dev/null; do sleep 2; done
+fi
+for ((i = 1; i < ${#names[@]}; i++)); do
+  while (($(jobs -rp | wc -l) >= lanes)); do wait -n || true; done
+  run_variant "${names[i]}" "${variant_sets[i]}" &
+done
+wait
+
+python3 - "$work" "${names[@]}" <<'PY'
+import json, os, sys
+work, names = sys.argv[1], sys.argv[2:]
+print("| variant | updates | time | dev BLEU (last) | dev BLEU (best) | at step |")
+print("|---|---|---|---|---|---|")
+for n in names:
+    path = os.path.join(work, n, "metrics.jsonl")
+    if not os.path.exists(path):
+        print(f"| {n} | failed | | | | |")
+        continue
+    recs = [json.loads(l) for l in open(path)]
+    valid = [r for r in recs if r.get("type") == "valid" and "bleu" in r]
+    steps = max([r["step"] for r in recs if "step" in r] or [0])
+    secs = max([r.get("elapsed", 0) for r in recs] or [0])
+    if not valid:
+        print(f"| {n} | {steps} | {secs / 60:.0f} min | | | |")
+        continue
+    best = max(valid, key=lambda r: r["bleu"])
+    print(f"| {n} | {steps} | {secs / 60:.0f} min | {valid[-1]['bleu']:.2f} | {best['bleu']:.2f} | {best['step']} |")
+PY
+dirs=()
+for n in "${names[@]}"; do [[ -f $work/$n/metrics.jsonl ]] && dirs+=("$work/$n"); done
+[[ ${#dirs[@]} -gt 0 ]] && "$heed" -q plot -o "$work/curves.svg" "${dirs[@]}" && echo "curves: $work/curves.svg"
+echo "sweep: load average after $(cut -d' ' -f1-3 /proc/loadavg)"
