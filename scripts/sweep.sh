@@ -44,26 +44,30 @@ cores=$(nproc)
 mkdir -p "$work"
 echo "sweep: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $config, $steps updates per variant, $lanes at a time, work in $work, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
-[[ -f $work/tokenizer.json ]] || "$heed" -q tokenizer train --vocab-size 8000 -o "$work/tokenizer.json" "$corpus/train.en" "$corpus/train.de"
+# One tokenizer for every variant: WORK/tokenizer.json if there is one, else the one the first
+# variant learns (the config's tokenizer section) before it writes the encoded-corpus cache.
+tokenizer=$work/tokenizer.json
+[[ -f $tokenizer ]] || tokenizer=
 
 run_variant() {
   local name=$1 own=() kv
   for kv in $2; do own+=(--set "$kv"); done
+  [[ -n $tokenizer ]] && own=(--set "tokenizer.path=$tokenizer" "${own[@]}")
   rm -rf "${work:?}/$name"
   OMP_NUM_THREADS=1 "$heed" -q --threads 1 train -c "$config" -m "$work/$name" \
     --set "data.train.src=$corpus/train.en" --set "data.train.tgt=$corpus/train.de" \
     --set "data.dev.src=$corpus/dev.en" --set "data.dev.tgt=$corpus/dev.de" \
-    --set "tokenizer.path=$work/tokenizer.json" --set "data.cache_dir=$work/cache" \
+    --set "data.cache_dir=$work/cache" \
     --set "training.max_steps=$steps" --set "training.max_time=0" --set "training.validate_every=$every" \
     "${sets[@]}" "${own[@]}" > "$work/$name.log" 2>&1 || echo "sweep: variant $name failed, see $work/$name.log" >&2
 }
 
-# The encoded-corpus cache is written by the first run alone, so the lanes do not race for it.
+# The first run alone writes the encoded-corpus cache (and learns the tokenizer), so the lanes do
+# not race for them.
 run_variant "${names[0]}" "${variant_sets[0]}" &
 first=$!
-if ((lanes > 1 && ${#names[@]} > 1)); then
-  while [[ ! -d $work/cache ]] && kill -0 "$first" 2>/dev/null; do sleep 2; done
-fi
+[[ -n $tokenizer ]] || tokenizer=$work/${names[0]}/tokenizer.json
+while [[ ! -d $work/cache || ! -f $tokenizer ]] && kill -0 "$first" 2>/dev/null; do sleep 2; done
 for ((i = 1; i < ${#names[@]}; i++)); do
   while (($(jobs -rp | wc -l) >= lanes)); do wait -n || true; done
   run_variant "${names[i]}" "${variant_sets[i]}" &

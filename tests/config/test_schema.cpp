@@ -84,14 +84,18 @@ TEST_CASE("the example configs differ from the defaults only where documented") 
   expected.data.train_tgt = {"data/train.de"};
   expected.data.dev_src = "data/dev.en";
   expected.data.dev_tgt = "data/dev.de";
+  // the recipes for 30 minutes (README: recipes for a time budget)
+  expected.training.max_time = 1800;
+  expected.training.validate_every = 500;
+  expected.training.average_last = 3;
   CHECK(gru == expected);
 
   heed::Config transformer = heed::load_config((configs_dir() / "transformer.json").string());
   expected.model_dir = "runs/transformer";
   expected.model.arch = heed::Arch::transformer;
-  expected.training.learning_rate = 5e-4f;
-  expected.training.schedule = heed::ScheduleKind::inverse_sqrt;
-  expected.training.warmup_steps = 4000;
+  expected.training.learning_rate = 1e-3f;
+  expected.training.schedule = heed::ScheduleKind::linear;
+  expected.training.warmup_steps = 500;
   expected.training.beta2 = 0.98f;
   expected.training.eps = 1e-9f;
   expected.decoding.length_penalty = 0.6f;
