@@ -53,7 +53,7 @@ for name in "${config_list[@]}"; do
   scores=()
   for split in dev test; do
     "$heed" -q translate -m "$run" -i "$corpus/$split.en" -o "$run/$split.hyp"
-    scores+=("$("$heed" bleu -i "$run/$split.hyp" "$corpus/$split.de" | grep -o 'BLEU = [0-9.]*' | cut -d' ' -f3)")
+    scores+=("$("$heed" bleu -i "$run/$split.hyp" "$corpus/$split.de" | sed -n 's/^BLEU[^ ]* = \([0-9.]*\) .*/\1/p')")
   done
   python3 - "$run" "$name" "$trained" "${scores[@]}" <<'PY'
 import json, sys
