@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <utility>
 
 namespace heed::serve {
 
@@ -33,7 +34,8 @@ Selection select_batch(const std::deque<QueuedSentence>& queue, int max_batch_to
   return s;
 }
 
-BatchQueue::BatchQueue(const BatchPolicy& policy) : policy_(policy) {
+BatchQueue::BatchQueue(const BatchPolicy& policy, std::function<void()> on_rest)
+    : policy_(policy), on_rest_(std::move(on_rest)) {
   policy_.lull = std::min(policy_.lull, policy_.max_wait);
 }
 
@@ -44,7 +46,8 @@ bool BatchQueue::push(const std::shared_ptr<Job>& job) {
     if (closed_) return false;
     for (size_t i = 0; i < job->sources.size(); ++i)
       if (!job->sources[i].empty()) queue_.push_back({job, i, static_cast<int>(job->sources[i].size()) + 1, now});
-    last_arrival_ = now;
+    last_arrival_ = last_activity_ = now;
+    rested_ = false;
   }
   changed_.notify_all();
   return true;
@@ -55,7 +58,7 @@ std::vector<QueuedSentence> BatchQueue::pop_batch() {
   for (;;) {
     if (queue_.empty()) {
       if (closed_) return {};
-      changed_.wait(lock);
+      wait_for_sentences(lock);
       continue;
     }
     const Selection s = select_batch(queue_, policy_.max_batch_tokens);
@@ -80,10 +83,28 @@ std::vector<QueuedSentence> BatchQueue::pop_batch() {
   }
 }
 
+void BatchQueue::wait_for_sentences(std::unique_lock<std::mutex>& lock) {
+  if (!on_rest_ || rested_ || decoding_ > 0) {
+    changed_.wait(lock);
+    return;
+  }
+  const auto at_rest = last_activity_ + policy_.rest;
+  if (Clock::now() < at_rest) {
+    changed_.wait_until(lock, at_rest);
+    return;  // the caller looks again: a sentence may have come, or the rest begun
+  }
+  rested_ = true;
+  lock.unlock();
+  on_rest_();
+  lock.lock();
+}
+
 void BatchQueue::batch_done() {
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     --decoding_;
+    last_activity_ = Clock::now();
+    rested_ = false;
   }
   changed_.notify_all();  // a waiting batch may be due now that the server is idle
 }

@@ -10,9 +10,13 @@
 // a burst of requests (e.g. clients answered by the last batch sending their next sentence) is
 // gathered whole. On an idle server (no batch being decoded) a batch is due at once: nothing is
 // gained by waiting there, and a lone client's latency would pay for the lull.
+//
+// The server is at rest when nothing has been queued or decoded for `rest`: then one waiting
+// worker runs the queue's on_rest callback, once per rest (the service gives the heap back then).
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -28,6 +32,7 @@ struct BatchPolicy {
   // false: on an idle server a batch is due at once. true: it waits as when the server is busy
   // (tests use it to hold sentences in the queue).
   bool wait_when_idle = false;
+  std::chrono::milliseconds rest{500};
 };
 
 struct QueuedSentence {
@@ -47,12 +52,12 @@ Selection select_batch(const std::deque<QueuedSentence>& queue, int max_batch_to
 
 class BatchQueue {
  public:
-  explicit BatchQueue(const BatchPolicy& policy);
+  explicit BatchQueue(const BatchPolicy& policy, std::function<void()> on_rest = {});
 
   // Queues every sentence of the job that has tokens to decode; false once closed.
   bool push(const std::shared_ptr<Job>& job);
   // Blocks until a batch is due and returns it; empty once the queue is closed and empty. The
-  // caller decodes it, then calls batch_done().
+  // caller decodes it, then calls batch_done(). While it waits, it may run on_rest.
   std::vector<QueuedSentence> pop_batch();
   void batch_done();
   // Drops the job's waiting sentences (a request that timed out); returns how many.
@@ -62,11 +67,17 @@ class BatchQueue {
   size_t size() const;
 
  private:
+  // Waits while the queue is empty, running on_rest (unlocked) when the server comes to rest.
+  void wait_for_sentences(std::unique_lock<std::mutex>& lock);
+
   BatchPolicy policy_;
+  std::function<void()> on_rest_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<QueuedSentence> queue_;
   Clock::time_point last_arrival_;
+  Clock::time_point last_activity_ = Clock::now();  // the last arrival or finished batch
+  bool rested_ = true;                               // on_rest has run since last_activity_
   int decoding_ = 0;  // batches popped and not yet done
   bool closed_ = false;
 };

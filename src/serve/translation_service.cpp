@@ -23,7 +23,7 @@ TranslationService::TranslationService(Seq2Seq& model, const Tokenizers& tokeniz
       metrics_(metrics),
       hold_(model),
       eval_(model),
-      queue_(options.batching) {
+      queue_(options.batching, [] { malloc_trim(0); }) {
   for (int w = 0; w < std::max(1, options_.workers); ++w) workers_.emplace_back([this] { work(); });
 }
 
@@ -80,10 +80,12 @@ std::vector<TranslationResult> TranslationService::translate(const TranslateRequ
 }
 
 namespace {
-// Batches between two malloc_trim calls of a worker: each batch frees tensors of its own sizes,
-// and glibc keeps the gaps they leave (heed turns its trimming off for training's sake, see
-// tensor.cpp), so a server's heap would creep up over many batch shapes. A trim takes a few
-// milliseconds; a batch at least a few.
+// Batches between two malloc_trim calls of a worker under load: each batch frees tensors of its
+// own sizes, and glibc keeps the gaps they leave (heed turns its trimming off for training's sake,
+// see tensor.cpp), so a busy server's heap would creep up over many batch shapes. A trim takes a
+// few milliseconds (after every batch it halved the throughput of small batches); a batch at
+// least a few. At rest the queue trims too (the service's on_rest), so an idle server holds only
+// what it uses.
 constexpr int kBatchesPerTrim = 256;
 }  // namespace
 
@@ -117,7 +119,6 @@ void TranslationService::work() {
       spdlog::debug("decoding worker: dropping {} cached primitives", dnnl_ctx::cached_primitives());
       dnnl_ctx::drop_cached_primitives();
     }
-    if (batches % kBatchesPerTrim == 0) malloc_trim(0);
     for (size_t k = 0; k < batch.size(); ++k) {
       Job& job = *batch[k].job;
       const std::lock_guard<std::mutex> lock(job.mutex);
@@ -127,6 +128,7 @@ void TranslationService::work() {
         job.failure = failure;
       if (--job.remaining == 0) job.done.notify_all();
     }
+    if (batches % kBatchesPerTrim == 0) malloc_trim(0);  // after answering: no request waits for it
   }
 }
 

@@ -4,6 +4,7 @@
 // is idle or closing).
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <thread>
 
 #include "serve/batch_queue.hpp"
@@ -179,4 +180,44 @@ TEST_CASE("a request that gives up takes its waiting sentences out of the queue"
   const auto batch = queue.pop_batch();
   REQUIRE(batch.size() == 1);
   CHECK(batch[0].job == kept);
+}
+
+TEST_CASE("the queue runs on_rest once when nothing has been queued or decoded for `rest`", "[serve]") {
+  BatchPolicy policy;
+  policy.rest = 100ms;
+  std::atomic<int> rests{0}, popped{0};
+  std::atomic<bool> hold{true};
+  BatchQueue queue(policy, [&] { ++rests; });
+  // Polls for up to 5 s: a loaded machine only delays the rest, never brings it early.
+  auto reaches = [](const std::atomic<int>& count, int n) {
+    for (const auto start = Clock::now(); seconds(start) < 5; std::this_thread::sleep_for(5ms))
+      if (count == n) return true;
+    return false;
+  };
+  std::thread worker([&] {  // decodes each batch for as long as `hold` says
+    while (!queue.pop_batch().empty()) {
+      ++popped;
+      while (hold) std::this_thread::sleep_for(1ms);
+      queue.batch_done();
+    }
+  });
+  std::this_thread::sleep_for(200ms);
+  CHECK(rests == 0);  // a new server has nothing to give back
+
+  queue.push(job_of({3}));
+  REQUIRE(reaches(popped, 1));
+  std::this_thread::sleep_for(300ms);
+  CHECK(rests == 0);  // a batch being decoded is not rest
+  const auto released = Clock::now();
+  hold = false;
+  CHECK(reaches(rests, 1));
+  CHECK(seconds(released) >= 0.1);
+  std::this_thread::sleep_for(300ms);
+  CHECK(rests == 1);  // once per rest
+
+  queue.push(job_of({4}));  // the next rest comes after the next activity
+  CHECK(reaches(popped, 2));
+  CHECK(reaches(rests, 2));
+  queue.close();
+  worker.join();
 }
