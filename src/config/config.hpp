@@ -158,6 +158,7 @@ struct TrainingConfig {
   int patience = 0;     // stop after this many validations without improvement; 0 = off
   int validate_every = 1000;
   ValidationMetric validation_metric = ValidationMetric::bleu;
+  int validation_lines = 0;  // validate on the dev set's first this many lines; 0 = all
   int log_every = 100;
   int keep_last = 3;       // checkpoints kept
   int average_last = 0;    // at the end, try the mean of the last this many checkpoints; 0 = off

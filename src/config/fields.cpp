@@ -478,6 +478,9 @@ const std::vector<Field>& table() {
               "Validate every this many updates."),
       choice("training.validation_metric", HEED_AT(training.validation_metric), kValidationMetrics,
              "Metric that picks the best checkpoint and drives patience."),
+      integer("training.validation_lines", HEED_AT(training.validation_lines), at_least(0),
+              "Validate (loss and BLEU) on the first this many lines of the dev set, for cheaper validations "
+              "during training; 0 = all."),
       integer("training.log_every", HEED_AT(training.log_every), at_least(1), "Log progress every this many updates."),
       integer("training.keep_last", HEED_AT(training.keep_last), at_least(1),
               "Number of most recent checkpoints kept."),

@@ -64,6 +64,7 @@ uint64_t corpus_cache_key(const std::vector<std::string>& source_files, const st
   char ratio[64];
   std::snprintf(ratio, sizeof ratio, "%.17g", filter.max_length_ratio);
   h.add_field(ratio);
+  if (filter.first_lines > 0) h.add_field("first_lines " + std::to_string(filter.first_lines));
   return h.h;
 }
 

@@ -32,6 +32,7 @@ struct ParallelCorpus {
 struct CorpusFilter {
   int max_length = 100;         // skip a pair when either side is longer; <= 0: no limit
   double max_length_ratio = 0;  // skip when longer side / shorter side > this; 0: no limit
+  uint64_t first_lines = 0;     // read only the first this many lines of each file pair; 0: all
 };
 
 // What loading did; every skipped pair is counted under the first reason that applies.

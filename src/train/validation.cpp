@@ -23,23 +23,32 @@ Validator::Validator(const Config& config, const Tokenizers& tokenizers) : confi
   // training and translation: the cross-entropy leaves out (and counts) pairs longer than
   // data.max_length, as training skips them; BLEU translates every line, its source cut to
   // data.max_length tokens, as `heed translate` does. No dev line can stop the run.
-  const LoadedCorpus dev =
-      load_parallel_corpus({data.dev_src}, {data.dev_tgt}, tokenizers, CorpusFilter{data.max_length, 0}, "");
+  // training.validation_lines: the first lines only, for both (the files must still pair up).
+  const auto first_lines = static_cast<size_t>(config.training.validation_lines);
+  const LoadedCorpus dev = load_parallel_corpus({data.dev_src}, {data.dev_tgt}, tokenizers,
+                                                CorpusFilter{data.max_length, 0, first_lines}, "");
   corpus_ = dev.corpus;
   sources_ = read_lines_utf8(data.dev_src);
   references_ = read_lines_utf8(data.dev_tgt);
   if (references_.size() != sources_.size())
     throw Error("data.dev: " + data.dev_src + " has " + std::to_string(sources_.size()) + " lines but " + data.dev_tgt +
                 " has " + std::to_string(references_.size()));
+  const size_t all_lines = sources_.size();
+  if (first_lines > 0 && first_lines < all_lines) {
+    sources_.resize(first_lines);
+    references_.resize(first_lines);
+  }
   if (dev.stats.kept == 0)
     throw Error("data.dev: no usable pairs in " + data.dev_src + " and " + data.dev_tgt + " (" +
                 std::to_string(dev.stats.pairs_read) + " lines: " + std::to_string(dev.stats.skipped_empty) +
                 " with an empty side, " + std::to_string(dev.stats.skipped_too_long) + " longer than data.max_length " +
                 std::to_string(data.max_length) + ")");
   spdlog::info(
-      "dev set: {} pairs; cross-entropy on {} ({} with an empty side, {} longer than data.max_length {} "
+      "dev set: {} pairs{}; cross-entropy on {} ({} with an empty side, {} longer than data.max_length {} "
       "left out); BLEU on all {} lines",
-      dev.stats.pairs_read, dev.stats.kept, dev.stats.skipped_empty, dev.stats.skipped_too_long, data.max_length,
+      dev.stats.pairs_read,
+      sources_.size() < all_lines ? fmt::format(" (the first of {} lines: training.validation_lines)", all_lines) : "",
+      dev.stats.kept, dev.stats.skipped_empty, dev.stats.skipped_too_long, data.max_length,
       sources_.size());
 }
 

@@ -125,3 +125,44 @@ TEST_CASE("heed train: training.average_last validates the mean of the last chec
   CHECK(refused.exit_code == 2);
   CHECK(refused.err.find("training.average_last (3) needs training.keep_last (2) at least as large") != std::string::npos);
 }
+
+TEST_CASE("heed train: training.validation_lines validates on the dev set's first lines") {
+  TempDir dir("train-validation-lines");
+  write_reverse_corpus(dir.path.string(), "train", 200, 31);
+  write_reverse_corpus(dir.path.string(), "dev", 30, 32);
+  // Validation losses of a 10-step run, in order.
+  auto valid_losses = [&](const std::string& name, const nlohmann::json& training) {
+    const std::string config = write_tiny_config(dir.path.string(), training, /*with_dev=*/true);
+    const std::string model = dir / name;
+    Result r = run(kHeed + " --threads 1 train -c " + config + " -m " + model, dir / name);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    std::vector<double> losses;
+    std::ifstream metrics(model + "/metrics.jsonl");
+    for (std::string line; std::getline(metrics, line);) {
+      const auto j = nlohmann::json::parse(line);
+      if (j.at("type") == "valid") losses.push_back(j.at("loss").get<double>());
+    }
+    return std::make_pair(losses, r.err);
+  };
+  const nlohmann::json steps = {{"max_steps", 10}, {"validate_every", 5}};
+  const auto [all, all_log] = valid_losses("all", steps);
+  nlohmann::json subset = steps;
+  subset["validation_lines"] = 8;
+  const auto [first, first_log] = valid_losses("first", subset);
+  CHECK(first_log.find("dev set: 8 pairs (the first of 30 lines: training.validation_lines)") != std::string::npos);
+
+  // The same as validating on a dev file of those 8 lines.
+  const std::string src = slurp(dir / "dev.src"), tgt = slurp(dir / "dev.tgt");
+  auto first_lines = [](const std::string& text, int n) {
+    size_t end = 0;
+    for (int i = 0; i < n; ++i) end = text.find('\n', end) + 1;
+    return text.substr(0, end);
+  };
+  std::ofstream(dir / "dev.src") << first_lines(src, 8);
+  std::ofstream(dir / "dev.tgt") << first_lines(tgt, 8);
+  const auto [short_dev, short_log] = valid_losses("short", steps);
+  REQUIRE(first.size() == 2);
+  CHECK(first == short_dev);
+  CHECK(first != all);
+}

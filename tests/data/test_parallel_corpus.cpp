@@ -126,6 +126,16 @@ TEST_CASE("empty, too long and badly proportioned pairs are skipped and counted"
   const LoadedCorpus all = load_parallel_corpus({src}, {tgt}, tok, {0, 0}, "");
   CHECK(all.stats.kept == 5);
   CHECK(all.stats.skipped_empty == 2);
+
+  // the first lines only (training.validation_lines): counted and filtered the same way
+  const LoadedCorpus first = load_parallel_corpus({src}, {tgt}, tok, {5, 2.0, 4}, "");
+  CHECK(first.stats.pairs_read == 4);
+  CHECK(first.stats.kept == 1);
+  CHECK(first.stats.skipped_empty == 2);
+  CHECK(first.stats.skipped_too_long == 1);
+  CHECK(first.corpus.tokens == load_parallel_corpus({src}, {tgt}, tok, {5, 2.0, 1}, "").corpus.tokens);
+  CHECK(load_parallel_corpus({src}, {tgt}, tok, {5, 2.0, 100}, "").stats.pairs_read == 7);  // fewer lines: all
+  CHECK(corpus_cache_key({src}, {tgt}, tok, {5, 2.0, 4}) != corpus_cache_key({src}, {tgt}, tok, {5, 2.0, 0}));
 }
 
 TEST_CASE("several corpora are concatenated in order, each side with its own tokenizer") {
