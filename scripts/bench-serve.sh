@@ -6,8 +6,9 @@
 #      (seconds per sentence: one sentence decoded alone, as a lone client's is);
 #   2. the server (`heed --threads T serve`), warmed up, then: 32 clients sending one sentence
 #      per request (throughput, p50/p99 latency; every answer checked against translate's),
-#      1 client (latency of one sentence), and 32 clients for the memory run (RSS before it and
-#      after each tenth of it).
+#      1 client (latency of one sentence), and 32 clients for the memory run (RSS before it, and
+#      after each tenth of it: at once, and 1 s later, when the server is at rest and has given
+#      its free heap back).
 # Usage: scripts/bench-serve.sh MODEL_DIR [full|quick]
 #   full: 3000 requests for throughput, L = 500, 100,000 requests for memory; quick: 300, 50, 2000.
 # Environment: HEED (default build/heed), SERVE_LOAD (default build/heed-serve-load), THREADS
@@ -90,16 +91,21 @@ run throughput 32 "$throughput_requests" "$work/sentences.txt" "$work/offline.tx
 echo "== latency: 1 client, $latency_lines requests"
 run latency 1 "$latency_lines" "$work/latency.txt" "$work/latency.expect"
 # In ten parts, with the RSS after each: the first parts still bring new batch shapes (and
-# their primitives, see ServiceOptions::max_cached_primitives); the curve shows the level.
+# their primitives, see ServiceOptions::max_cached_primitives); the curve shows the level. RSS is
+# read as the part ends (as under load) and 1 s later, at rest (the server trims its heap after
+# 500 ms without work).
+sleep 1
 rss_start=$(rss_kb)
-echo "== memory: 32 clients, $memory_requests requests in 10 parts (RSS $rss_start kB before)"
-rss_series=""
+echo "== memory: 32 clients, $memory_requests requests in 10 parts (RSS $rss_start kB before, at rest)"
+rss_series="" busy_series=""
 for part in 1 2 3 4 5 6 7 8 9 10; do
   run "memory$part" 32 $((memory_requests / 10)) "$work/sentences.txt" "$work/offline.txt" > /dev/null
+  busy_series="$busy_series $(rss_kb)"
+  sleep 1
   rss_series="$rss_series $(rss_kb)"
   echo "   part $part: $(field "$work/memory$part.json" requests) requests," \
        "$(field "$work/memory$part.json" errors) errors, $(field "$work/memory$part.json" mismatches) mismatches," \
-       "RSS $(rss_kb) kB"
+       "RSS $(echo "$busy_series" | awk '{print $NF}') kB as it ends, $(rss_kb) kB at rest"
 done
 rss_end=$(rss_kb)
 rss_part1=$(echo "$rss_series" | awk '{print $1}')
@@ -123,8 +129,8 @@ echo "32 clients: latency p50 $(field "$work/throughput.json" p50) ms, p99 $(fie
      "in $(field "$work/throughput.json" seconds) s"
 awk -v m="$latency_mean" -v p="$latency_p50" -v a="$alone_ms" \
   'BEGIN {printf "1 client: latency mean %.2f ms, p50 %.2f ms vs offline %.2f ms per sentence: %.2fx (target <= 1.2x)\n", m, p, a, m / a}'
-echo "memory: RSS $rss_start kB before $memory_requests requests, $rss_part1 kB after the first tenth," \
-     "$rss_end kB at the end (peak $hwm kB); after each tenth:$rss_series"
+echo "memory: RSS at rest $rss_start kB before $memory_requests requests, $rss_part1 kB after the first tenth," \
+     "$rss_end kB at the end (peak $hwm kB); at rest after each tenth:$rss_series; as each tenth ends:$busy_series"
 echo "answers differing from heed translate: throughput $(field "$work/throughput.json" mismatches)," \
      "latency $(field "$work/latency.json" mismatches), memory $memory_mismatches;" \
      "errors: $(field "$work/throughput.json" errors), $(field "$work/latency.json" errors), $memory_errors"
