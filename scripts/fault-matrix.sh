@@ -149,6 +149,9 @@ for sig in INT TERM HUP; do
   dir=$work/signal-$sig
   start_heed train -c "$work/config.json" -m "$dir" 2> "$work/signal.err"
   pid=$!
+  # From heed's first log line on: a signal before its handlers exist (while the process is
+  # still loading) ends it as it would any program, with nothing begun and nothing to save.
+  for _ in $(seq 1000); do [[ -s $work/signal.err ]] || ! kill -0 "$pid" 2> /dev/null && break; sleep 0.01; done
   sleep "$(random_delay "$run_seconds")"
   kill -"$sig" "$pid" 2> /dev/null || true
   status=0

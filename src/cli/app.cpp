@@ -134,11 +134,11 @@ int run_command(int argc, char** argv) {
   }
 
   try {
+    install_interrupt_handler();  // before anything is logged: a caller that saw output can signal
     setup_logging(log_level, quiet, log_file);
     const Registry::Command* command = registry.parsed(app);
     if (!command) return fail(2, "missing subcommand (see heed --help)");
     set_num_threads(threads, command->threads);
-    install_interrupt_handler();
     command->run();
     if (const std::string failure = flush_log_file(); !failure.empty()) return fail(1, failure);
     return 0;
