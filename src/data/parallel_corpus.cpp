@@ -48,13 +48,13 @@ void encode_files(const std::string& source_file, const std::string& target_file
   std::vector<std::vector<int>> source_ids(kChunk), target_ids(kChunk);
   CorpusStats& stats = out.stats;
   uint64_t lines = 0;  // of this file pair
+  const auto more_wanted = [&] { return filter.first_lines == 0 || lines < filter.first_lines; };
   for (;;) {
     throw_if_interrupted();
     sources.clear();
     targets.clear();
     std::string s, t;
-    while (sources.size() < kChunk && (filter.first_lines == 0 || lines < filter.first_lines) &&
-           source_reader.next_utf8(s)) {
+    while (sources.size() < kChunk && more_wanted() && source_reader.next_utf8(s)) {
       ++lines;
       if (!target_reader.next_utf8(t))
         throw Error(target_file + " ended before " + source_file + " (it changed while being read?)");
@@ -96,7 +96,7 @@ void encode_files(const std::string& source_file, const std::string& target_file
     }
   }
   std::string extra;
-  if ((filter.first_lines == 0 || lines < filter.first_lines) && target_reader.next(extra))
+  if (more_wanted() && target_reader.next(extra))
     throw Error(source_file + " ended before " + target_file + " (it changed while being read?)");
 }
 
