@@ -5,8 +5,11 @@
 #      model loading excluded), and `heed --threads 1 translate --batch-size 1` on the first L
 #      (seconds per sentence: one sentence decoded alone, as a lone client's is);
 #   2. the server (`heed --threads T serve`), warmed up, then: 32 clients sending one sentence
-#      per request (throughput, p50/p99 latency; every answer checked against translate's),
-#      1 client (latency of one sentence), and 32 clients for the memory run (RSS before it, and
+#      per request (throughput, p50/p99 latency; every answer checked against translate's) and
+#      1 client (latency of one sentence). Both are run 3 times, each time right after its
+#      offline counterpart (the server at rest meanwhile), and compared as medians: on a shared
+#      machine the speed drifts by 10-15 % between minutes;
+#   3. 32 clients for the memory run (RSS before it, and
 #      after each tenth of it: at once, and 1 s later, when the server is at rest and has given
 #      its free heap back).
 # Usage: scripts/bench-serve.sh MODEL_DIR [full|quick]
@@ -48,21 +51,27 @@ head -n "$latency_lines" "$work/sentences.txt" > "$work/latency.txt"
 
 # A field of heed-serve-load's JSON line: field FILE KEY
 field() { grep -o "\"$2\":[-0-9.e+]*" "$1" | head -1 | cut -d: -f2; }
+# The sum of a count over the runs whose names start with NAME: sum_of NAME KEY
+sum_of() { cat "$work"/$1*.json | grep -o "\"$2\":[0-9]*" | cut -d: -f2 | awk '{s += $1} END {print s}'; }
 # CPU seconds the server has used so far (user + system).
 server_cpu() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$server/stat"; }
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$server/status"; }
 
-echo "== offline: heed --threads $threads translate, $(wc -l < "$work/sentences.txt") sentences"
-"$heed" --threads "$threads" translate -m "$model" --max-input-length 1000 -i "$work/sentences.txt" \
-  -o "$work/offline.txt" 2> "$work/offline.log"
-offline_rate=$(grep -o '[0-9.]* sentences/s' "$work/offline.log" | tail -1 | cut -d' ' -f1)
-echo "   $offline_rate sentences/s"
-echo "== offline: heed --threads 1 translate --batch-size 1, $latency_lines sentences"
-"$heed" --threads 1 translate -m "$model" --max-input-length 1000 --batch-size 1 -i "$work/latency.txt" \
-  -o /dev/null 2> "$work/alone.log"
-alone_ms=$(sed -n 's/.* \([0-9]*\) sentences, .* in \([0-9.]*\) s:.*/\2 \1/p' "$work/alone.log" | tail -1 |
-           awk '{printf "%.3f", $1 / $2 * 1000}')
-echo "   $alone_ms ms per sentence"
+# offline_rate: sentences/s of `translate` on all the sentences (writes offline.txt, the answers
+# every request is checked against); alone_ms: ms per sentence decoded alone.
+offline_rate() {
+  "$heed" --threads "$threads" translate -m "$model" --max-input-length 1000 -i "$work/sentences.txt" \
+    -o "$work/offline.txt" 2> "$work/offline.log"
+  grep -o '[0-9.]* sentences/s' "$work/offline.log" | tail -1 | cut -d' ' -f1
+}
+alone_ms() {
+  "$heed" --threads 1 translate -m "$model" --max-input-length 1000 --batch-size 1 -i "$work/latency.txt" \
+    -o /dev/null 2> "$work/alone.log"
+  sed -n 's/.* \([0-9]*\) sentences, .* in \([0-9.]*\) s:.*/\2 \1/p' "$work/alone.log" | tail -1 |
+    awk '{printf "%.3f", $1 / $2 * 1000}'
+}
+median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+offline_rate > /dev/null
 
 echo "== server: heed --threads $threads serve"
 "$heed" --threads "$threads" serve -m "$model" --port 0 --max-sentence-length 1000 > "$work/url.txt" 2> "$work/serve.log" &
@@ -86,10 +95,19 @@ run() {
 head -n "$latency_lines" "$work/offline.txt" > "$work/latency.expect"
 echo "== warm-up: 32 clients, 500 requests"
 run warmup 32 500 "$work/sentences.txt" "$work/offline.txt"
-echo "== throughput: 32 clients, $throughput_requests requests"
-run throughput 32 "$throughput_requests" "$work/sentences.txt" "$work/offline.txt"
-echo "== latency: 1 client, $latency_lines requests"
-run latency 1 "$latency_lines" "$work/latency.txt" "$work/latency.expect"
+offline_rates="" rates="" alone_series="" latency_means="" latency_p50s=""
+for round in 1 2 3; do
+  echo "== round $round: offline, then the server"
+  offline_rates="$offline_rates $(offline_rate)"
+  echo "   offline: $(echo "$offline_rates" | awk '{print $NF}') sentences/s; 32 clients, $throughput_requests requests:"
+  run "throughput$round" 32 "$throughput_requests" "$work/sentences.txt" "$work/offline.txt"
+  rates="$rates $(field "$work/throughput$round.json" sentences_per_second)"
+  alone_series="$alone_series $(alone_ms)"
+  echo "   offline: $(echo "$alone_series" | awk '{print $NF}') ms per sentence alone; 1 client, $latency_lines requests:"
+  run "latency$round" 1 "$latency_lines" "$work/latency.txt" "$work/latency.expect"
+  latency_means="$latency_means $(field "$work/latency$round.json" mean)"
+  latency_p50s="$latency_p50s $(field "$work/latency$round.json" p50)"
+done
 # In ten parts, with the RSS after each: the first parts still bring new batch shapes (and
 # their primitives, see ServiceOptions::max_cached_primitives); the curve shows the level. RSS is
 # read as the part ends (as under load) and 1 s later, at rest (the server trims its heap after
@@ -110,28 +128,30 @@ done
 rss_end=$(rss_kb)
 rss_part1=$(echo "$rss_series" | awk '{print $1}')
 hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$server/status")
-memory_errors=$(cat "$work"/memory*.json | grep -o '"errors":[0-9]*' | cut -d: -f2 | awk '{s += $1} END {print s}')
-memory_mismatches=$(cat "$work"/memory*.json | grep -o '"mismatches":[0-9]*' | cut -d: -f2 | awk '{s += $1} END {print s}')
+memory_errors=$(sum_of memory errors)
+memory_mismatches=$(sum_of memory mismatches)
 
 kill -TERM "$server"
 status=0
 wait "$server" || status=$?
 server=""
 
-rate=$(field "$work/throughput.json" sentences_per_second)
-latency_mean=$(field "$work/latency.json" mean)
-latency_p50=$(field "$work/latency.json" p50)
+rate=$(echo "$rates" | median)
+offline=$(echo "$offline_rates" | median)
+alone=$(echo "$alone_series" | median)
+latency_mean=$(echo "$latency_means" | median)
 echo
 echo "== summary ($mode, $threads threads, $(nproc) cores, load average: $(cut -d' ' -f1-3 /proc/loadavg))"
-awk -v r="$rate" -v o="$offline_rate" 'BEGIN {printf "32 clients: %.1f sentences/s vs offline %.1f: %.0f %% (target >= 80 %%)\n", r, o, 100 * r / o}'
-echo "32 clients: latency p50 $(field "$work/throughput.json" p50) ms, p99 $(field "$work/throughput.json" p99) ms;" \
-     "client used $(field "$work/throughput.json" client_cpu_seconds) CPU s, server $(cat "$work/throughput.server_cpu") CPU s" \
-     "in $(field "$work/throughput.json" seconds) s"
-awk -v m="$latency_mean" -v p="$latency_p50" -v a="$alone_ms" \
-  'BEGIN {printf "1 client: latency mean %.2f ms, p50 %.2f ms vs offline %.2f ms per sentence: %.2fx (target <= 1.2x)\n", m, p, a, m / a}'
+echo "rounds: 32 clients$rates sentences/s, offline$offline_rates; 1 client$latency_means ms, offline alone$alone_series ms"
+awk -v r="$rate" -v o="$offline" 'BEGIN {printf "32 clients (medians): %.1f sentences/s vs offline %.1f: %.0f %% (target >= 80 %%)\n", r, o, 100 * r / o}'
+echo "32 clients, round 2: latency p50 $(field "$work/throughput2.json" p50) ms, p99 $(field "$work/throughput2.json" p99) ms;" \
+     "client used $(field "$work/throughput2.json" client_cpu_seconds) CPU s, server $(cat "$work/throughput2.server_cpu") CPU s" \
+     "in $(field "$work/throughput2.json" seconds) s"
+awk -v m="$latency_mean" -v p="$(echo "$latency_p50s" | median)" -v a="$alone" \
+  'BEGIN {printf "1 client (medians): latency mean %.2f ms, p50 %.2f ms vs offline %.2f ms per sentence: %.2fx (target <= 1.2x)\n", m, p, a, m / a}'
 echo "memory: RSS at rest $rss_start kB before $memory_requests requests, $rss_part1 kB after the first tenth," \
      "$rss_end kB at the end (peak $hwm kB); at rest after each tenth:$rss_series; as each tenth ends:$busy_series"
-echo "answers differing from heed translate: throughput $(field "$work/throughput.json" mismatches)," \
-     "latency $(field "$work/latency.json" mismatches), memory $memory_mismatches;" \
-     "errors: $(field "$work/throughput.json" errors), $(field "$work/latency.json" errors), $memory_errors"
+echo "answers differing from heed translate: throughput $(sum_of throughput mismatches)," \
+     "latency $(sum_of latency mismatches), memory $memory_mismatches;" \
+     "errors: $(sum_of throughput errors), $(sum_of latency errors), $memory_errors"
 echo "server exit status after SIGTERM: $status"
