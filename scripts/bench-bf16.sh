@@ -26,6 +26,8 @@ while [[ $# -gt 0 ]]; do
     *) usage ;;
   esac
 done
+source scripts/corpus-flags.sh
+corpus_flags "$corpus"
 heed=${HEED:-build/heed}
 [[ -x $heed ]] || { echo "bench-bf16.sh: $heed not found: build heed first (or set HEED)" >&2; exit 2; }
 grep -q -w avx512_bf16 /proc/cpuinfo || { echo "bench-bf16.sh: this CPU has no avx512_bf16" >&2; exit 2; }
@@ -62,8 +64,7 @@ for arch in "${arch_list[@]}"; do
   for precision in fp32 bf16; do
     rm -rf "$work/$arch-$precision"
     OMP_NUM_THREADS=1 "$heed" -q --threads 1 train -c "configs/$arch.json" -m "$work/$arch-$precision" \
-      --set "data.train.src=$corpus/train.en" --set "data.train.tgt=$corpus/train.de" \
-      --set "data.dev.src=$corpus/dev.en" --set "data.dev.tgt=$corpus/dev.de" \
+      "${corpus_sets[@]}" \
       --set "tokenizer.path=$work/tokenizer.json" --set "training.max_time=${minutes}m" \
       --set "training.validate_every=$every" --set "training.precision=$precision" "${sets[@]}" \
       > "$work/$arch-$precision.log" 2>&1 &

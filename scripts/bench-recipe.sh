@@ -26,9 +26,8 @@ while [[ $# -gt 0 ]]; do
     *) usage ;;
   esac
 done
-for f in train dev test; do
-  [[ -f $corpus/$f.en && -f $corpus/$f.de ]] || { echo "bench-recipe.sh: $corpus has no $f.en/$f.de" >&2; exit 2; }
-done
+source scripts/corpus-flags.sh
+corpus_flags "$corpus" test
 heed=${HEED:-build/heed}
 [[ -x $heed ]] || { echo "bench-recipe.sh: $heed not found: build heed first (or set HEED)" >&2; exit 2; }
 [[ -n $work ]] || work=$(mktemp -d /tmp/heed-recipe.XXXXXX)
@@ -44,8 +43,7 @@ for name in "${config_list[@]}"; do
   rm -rf "$run"
   start=$(date +%s)
   "$heed" -q train -c "configs/$name.json" -m "$run" \
-    --set "data.train.src=$corpus/train.en" --set "data.train.tgt=$corpus/train.de" \
-    --set "data.dev.src=$corpus/dev.en" --set "data.dev.tgt=$corpus/dev.de" \
+    "${corpus_sets[@]}" \
     --set "data.cache_dir=$work/cache" "${sets[@]}" \
     > "$run.log" 2>&1
   trained=$(($(date +%s) - start))

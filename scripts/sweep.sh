@@ -35,7 +35,8 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 [[ -n $config && -n $steps && ${#names[@]} -gt 0 ]] || usage
-[[ -f $corpus/train.en && -f $corpus/dev.en ]] || { echo "sweep.sh: $corpus has no train.en/dev.en" >&2; exit 2; }
+source scripts/corpus-flags.sh
+corpus_flags "$corpus"
 heed=${HEED:-build/heed}
 [[ -x $heed ]] || { echo "sweep.sh: $heed not found: build heed first (or set HEED)" >&2; exit 2; }
 cores=$(nproc)
@@ -55,9 +56,7 @@ run_variant() {
   [[ -n $tokenizer ]] && own=(--set "tokenizer.path=$tokenizer" "${own[@]}")
   rm -rf "${work:?}/$name"
   OMP_NUM_THREADS=1 "$heed" -q --threads 1 train -c "$config" -m "$work/$name" \
-    --set "data.train.src=$corpus/train.en" --set "data.train.tgt=$corpus/train.de" \
-    --set "data.dev.src=$corpus/dev.en" --set "data.dev.tgt=$corpus/dev.de" \
-    --set "data.cache_dir=$work/cache" \
+    "${corpus_sets[@]}" --set "data.cache_dir=$work/cache" \
     --set "training.max_steps=$steps" --set "training.max_time=0" --set "training.validate_every=$every" \
     "${sets[@]}" "${own[@]}" > "$work/$name.log" 2>&1 || echo "sweep: variant $name failed, see $work/$name.log" >&2
 }
