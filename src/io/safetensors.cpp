@@ -30,14 +30,29 @@ const std::map<std::string, size_t>& dtype_sizes() {
   return sizes;
 }
 
-// product of `shape` in elements, or nullopt on a negative dimension / overflow.
+// The product of `shape` in elements; false on a negative dimension, or when the product of the
+// non-zero dimensions exceeds int64 (a zero elsewhere must not hide it: SafeTensor::element_count
+// multiplies in int64, in the shape's order).
 bool checked_element_count(const std::vector<int64_t>& shape, uint64_t& count) {
-  count = 1;
+  uint64_t nonzero = 1;
+  bool empty = false;
   for (int64_t d : shape) {
     if (d < 0) return false;
-    if (d != 0 && count > std::numeric_limits<uint64_t>::max() / uint64_t(d)) return false;
-    count *= uint64_t(d);
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
+    if (nonzero > uint64_t(std::numeric_limits<int64_t>::max()) / uint64_t(d)) return false;
+    nonzero *= uint64_t(d);
   }
+  count = empty ? 0 : nonzero;
+  return true;
+}
+
+// count * elem bytes, false when it does not fit.
+bool checked_byte_count(uint64_t count, size_t elem, uint64_t& bytes) {
+  if (elem != 0 && count > std::numeric_limits<uint64_t>::max() / elem) return false;
+  bytes = count * elem;
   return true;
 }
 
@@ -188,10 +203,9 @@ SafeTensorFile parse_safetensors(const std::string& bytes, const std::string& or
     if (begin > end || end > data_size)
       throw Error(where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
                   "] out of range (the data section has " + std::to_string(data_size) + " bytes)");
-    uint64_t count = 0;
-    const size_t elem = dtype_sizes().at(t.dtype);
-    if (!checked_element_count(t.shape, count) || count > std::numeric_limits<uint64_t>::max() / elem ||
-        count * elem != end - begin)
+    uint64_t count = 0, size = 0;
+    if (!checked_element_count(t.shape, count) || !checked_byte_count(count, dtype_sizes().at(t.dtype), size) ||
+        size != end - begin)
       throw Error(where + ": " + std::to_string(end - begin) + " bytes of data do not match " + t.dtype + " " +
                   shape_text(t.shape));
     t.data.assign(bytes.begin() + data_begin + begin, bytes.begin() + data_begin + end);
@@ -225,9 +239,10 @@ std::string serialize_safetensors(const SafeTensorFile& file) {
   std::vector<const std::pair<const std::string, SafeTensor>*> order;
   for (const auto& entry : file.tensors) {
     const SafeTensor& t = entry.second;
-    uint64_t count = 0;
+    uint64_t count = 0, size = 0;
     if (entry.first == "__metadata__") throw Error("safetensors: '__metadata__' cannot name a tensor");
-    if (!checked_element_count(t.shape, count) || count * dtype_size(t.dtype) != t.data.size())
+    if (!checked_element_count(t.shape, count) || !checked_byte_count(count, dtype_size(t.dtype), size) ||
+        size != t.data.size())
       throw Error("safetensors: tensor '" + entry.first + "' has " + std::to_string(t.data.size()) +
                   " bytes, which do not match " + t.dtype + " " + shape_text(t.shape));
     order.push_back(&entry);

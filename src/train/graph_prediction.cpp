@@ -10,6 +10,7 @@
 #include "train/checkpoint.hpp"
 #include "train/graph_tasks.hpp"
 #include "util/error.hpp"
+#include "util/parse_number.hpp"
 
 namespace heed {
 namespace {
@@ -17,11 +18,9 @@ namespace {
 int64_t size_from(const SafeTensorFile& file, const std::string& path, const std::string& key) {
   auto it = file.metadata.find(key);
   if (it == file.metadata.end()) throw Error(path + ": no \"" + key + "\" in its metadata (not a graph model)");
-  try {
-    return std::stoll(it->second);
-  } catch (const std::exception&) {
-    throw Error(path + ": metadata \"" + key + "\" is not a number");
-  }
+  const std::optional<int64_t> value = parse_number<int64_t>(it->second);
+  if (!value || *value < 0) throw Error(path + ": metadata \"" + key + "\" is not a non-negative integer");
+  return *value;
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "train/update.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
+#include "util/parse_number.hpp"
 
 namespace fs = std::filesystem;
 
@@ -41,7 +42,9 @@ std::string exact(double x) {
 double parse_double(const std::map<std::string, std::string>& m, const std::string& key, const std::string& path) {
   auto it = m.find(key);
   if (it == m.end()) throw Error(path + ": missing trainer state field task." + key);
-  return std::stod(it->second);
+  const std::optional<double> value = parse_number<double>(it->second);
+  if (!value) throw Error(path + ": trainer state field task." + key + " is not a number (\"" + it->second + "\")");
+  return *value;
 }
 
 // The reference's early stopping: the best validation score and loss so far, the epochs since

@@ -34,6 +34,20 @@ std::string run_name(const std::string& dir) {
   return name.empty() || name == "." || name == ".." ? "run" : name;
 }
 
+namespace {
+// The model a new run would overwrite, "" when there is none: a checkpoint (training writes the
+// trainer state before any, so it was removed since), or a model.safetensors that no training run
+// left (no checkpoints/ beside it: a quantized copy, a model put there by hand). A run killed
+// before its first checkpoint leaves its best model beside an empty checkpoints/: it may start over.
+std::string held_model_file(const ModelDir& dir) {
+  if (fs::is_directory(dir.checkpoints())) {
+    const std::vector<std::string> files = dir.checkpoint_files();
+    return files.empty() ? "" : "checkpoints/" + fs::path(files.back()).filename().string();
+  }
+  return fs::exists(dir.file("model.safetensors")) ? "model.safetensors" : "";
+}
+}  // namespace
+
 ModelDir check_run_directory(const Config& config) {
   ModelDir dir(config.model_dir);
   const bool resume = config.training.resume;
@@ -42,6 +56,12 @@ ModelDir check_run_directory(const Config& config) {
     throw UsageError("--resume: " + dir.path() + " has no trainer_state.safetensors to resume from");
   if (!resume && fs::exists(state_path))
     throw UsageError(dir.path() + " already holds a training run; use --resume to continue it, or another directory");
+  // A model without its trainer state (removed to save space, a quantized copy) cannot be
+  // resumed, and a new run would overwrite its files.
+  if (const std::string held = resume ? "" : held_model_file(dir); !held.empty())
+    throw UsageError(
+        dir.path() + " already holds a model (" + held +
+        ") but no trainer_state.safetensors to resume it; train into another directory, or remove it first");
   if (resume) {
     const FieldChange change = model_defining_change(load_model_config(dir.path()), config);
     if (!change.path.empty())

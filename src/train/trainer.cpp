@@ -142,6 +142,7 @@ Trainer::Trainer(const Config& config)
     metrics_.emplace(dir_.file("metrics.jsonl"), resume_, "step", progress_.step);
   }
   stop_early_ = tc_.patience > 0 && progress_.validations_without_improvement >= tc_.patience;
+  synced_elapsed_ = progress_.elapsed_seconds;  // a resumed budget's clock, until the first update
 }
 
 double Trainer::elapsed() const { return progress_.elapsed_seconds + seconds_since(session_start_); }
@@ -153,7 +154,7 @@ void Trainer::log(const std::string& text) {
   spdlog::info("{}", text);
 }
 
-void Trainer::save_checkpoint() {
+void Trainer::save_checkpoint(bool snapshot) {
   if (!dist::is_root()) return;
   TrainerProgress p = progress_;
   p.epoch = batches_.epoch();
@@ -165,6 +166,7 @@ void Trainer::save_checkpoint() {
   const std::string step = std::to_string(progress_.step);
   save_trainer_state(dir_.file("trainer_state.safetensors"), params, adam_, p);
   if (!validator_) save_parameters(dir_.file("model.safetensors"), params, {{"step", step}});
+  if (!snapshot) return;
   save_parameters(dir_.checkpoint(progress_.step), params, {{"step", step}});
   const std::vector<std::string> old = dir_.checkpoint_files();
   for (size_t i = 0; i + tc_.keep_last < old.size(); ++i) fs::remove(old[i]);
@@ -175,9 +177,8 @@ double Trainer::validation_metric(const ValidationResult& r) const {
 }
 
 bool Trainer::beats_best(double metric) const {
-  if (!progress_.has_best) return true;
-  return tc_.validation_metric == ValidationMetric::bleu ? metric > progress_.best_metric
-                                                         : metric < progress_.best_metric;
+  return improves_on(metric, progress_.has_best ? std::optional<double>(progress_.best_metric) : std::nullopt,
+                     tc_.validation_metric);
 }
 
 void Trainer::validate() {
@@ -255,7 +256,13 @@ void Trainer::try_checkpoint_average() {
   const bool better = beats_best(metric);
   if (better) {
     progress_.best_metric = metric;
-    if (dist::is_root()) write_safetensors(dir_.file("model.safetensors"), mean);
+    progress_.has_best = true;
+    if (dist::is_root()) {
+      write_safetensors(dir_.file("model.safetensors"), mean);
+      // The state keeps the last step's parameters but takes the mean's score: a resumed run then
+      // replaces this model only with a better one.
+      record_best_metric(dir_.file("trainer_state.safetensors"), metric);
+    }
   }
   const std::string averaged = mean.metadata.at("averaged");
   log(fmt::format("mean of {}: dev loss {:.4f}{}: {}", averaged, r.loss,
@@ -416,7 +423,7 @@ TrainSummary Trainer::run() {
     }
   } catch (const Interrupted&) {
     bar_.clear();
-    save_checkpoint();
+    save_checkpoint(/*snapshot=*/progress_.step > 0 && progress_.step % tc_.validate_every == 0);
     if (dist::is_root())
       spdlog::warn("interrupted: checkpoint saved at step {}; continue with --resume", progress_.step);
     if (dist::size() == 1) throw;

@@ -71,8 +71,10 @@ class Trainer {
   bool beats_best(double metric) const;
   // validate(), saving a checkpoint first when it fails.
   void validate_or_save();
-  // trainer_state.safetensors and checkpoints/step-N.safetensors; prunes to keep_last.
-  void save_checkpoint();
+  // trainer_state.safetensors and, when `snapshot`, checkpoints/step-N.safetensors (pruned to
+  // keep_last). An interrupt at an unscheduled step saves the state alone, so that checkpoints/ and
+  // the mean of its last ones are those of the run that was not interrupted.
+  void save_checkpoint(bool snapshot = true);
 
  private:
   using Clock = std::chrono::steady_clock;

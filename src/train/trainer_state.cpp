@@ -1,9 +1,11 @@
 #include "train/trainer_state.hpp"
 
 #include <cstring>
+#include <type_traits>
 
 #include "io/safetensors.hpp"
 #include "util/error.hpp"
+#include "util/parse_number.hpp"
 
 namespace heed {
 namespace {
@@ -19,18 +21,19 @@ void from_safe(const SafeTensorFile& file, const std::string& path, const std::s
   std::memcpy(into.data(), it->second.data.data(), it->second.data.size());
 }
 
+// The counters are never negative; a field that is not exactly a number is an error, not a
+// prefix read as one ("12abc") or a wrapped "-1".
 template <class T>
 T meta(const SafeTensorFile& file, const std::string& path, const std::string& key) {
   auto it = file.metadata.find(key);
   if (it == file.metadata.end()) throw Error(path + ": missing trainer state field " + key);
-  try {
-    if constexpr (std::is_same_v<T, double>)
-      return std::stod(it->second);
-    else
-      return static_cast<T>(std::stoull(it->second));
-  } catch (const std::exception&) {
-    throw Error(path + ": trainer state field " + key + " is not a number");
-  }
+  std::optional<T> value = parse_number<T>(it->second);
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
+    if (value && *value < 0) value.reset();
+  if (!value)
+    throw Error(path + ": trainer state field " + key + " is not a" +
+                (std::is_integral_v<T> ? " non-negative integer" : " number") + " (\"" + it->second + "\")");
+  return *value;
 }
 
 std::string exact(double x) {
@@ -65,6 +68,14 @@ void save_trainer_state(const std::string& path, const ParameterSet& params, con
                    {"validations_without_improvement", std::to_string(p.validations_without_improvement)},
                    {"validated_step", std::to_string(p.validated_step)}};
   for (const auto& [key, value] : p.task_state) file.metadata["task." + key] = value;
+  write_safetensors(path, file);
+}
+
+void record_best_metric(const std::string& path, double best_metric) {
+  SafeTensorFile file = read_safetensors(path);
+  if (file.metadata["format"] != "heed-trainer-state") throw Error(path + ": not a heed trainer state");
+  file.metadata["best_metric"] = exact(best_metric);
+  file.metadata["has_best"] = "1";
   write_safetensors(path, file);
 }
 

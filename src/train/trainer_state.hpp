@@ -31,6 +31,9 @@ struct TrainerProgress {
 // best.<name>), for a task that restores its best epoch at the end.
 void save_trainer_state(const std::string& path, const ParameterSet& params, const Adam& adam,
                         const TrainerProgress& progress, const std::vector<Tensor>* best = nullptr);
+// Sets the best validation score of the trainer state at `path` (the rest unchanged, written
+// atomically): for a model kept after the state was saved, the mean of the last checkpoints.
+void record_best_metric(const std::string& path, double best_metric);
 // Loads parameters and moments into `params` / `adam`; returns the progress. With `best`, also
 // the kept copy (empty when the file has none).
 TrainerProgress load_trainer_state(const std::string& path, const ParameterSet& params, Adam& adam,

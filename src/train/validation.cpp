@@ -15,6 +15,12 @@
 
 namespace heed {
 
+bool improves_on(double metric, std::optional<double> best, ValidationMetric kind) {
+  if (!std::isfinite(metric)) return false;
+  if (!best) return true;
+  return kind == ValidationMetric::bleu ? metric > *best : metric < *best;
+}
+
 Validator::Validator(const Config& config, const Tokenizers& tokenizers) : config_(config), tokenizers_(tokenizers) {
   const DataConfig& data = config.data;
   if (data.dev_src.empty() || data.dev_tgt.empty())

@@ -2,6 +2,7 @@
 // Validation on the dev set: cross-entropy and perplexity (teacher forcing, no dropout) and
 // BLEU of decoded output (greedy, or beam decoding.validation_beam) scored by the project's
 // sacreBLEU-compatible scorer against the raw reference text.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,10 @@ struct ValidationResult {
   double bleu = 0;
   bool has_bleu = false;
 };
+
+// Whether a validation's metric (BLEU: higher is better; cross-entropy: lower) beats `best` (none
+// yet: nullopt). A non-finite one never does: kept as the best, a NaN would never be beaten again.
+bool improves_on(double metric, std::optional<double> best, ValidationMetric kind);
 
 class Validator {
  public:

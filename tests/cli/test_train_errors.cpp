@@ -33,6 +33,30 @@ TEST_CASE("heed train: --resume without a trainer state, or a second run into a 
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("heed: error: " + t.model + " already holds a training run; use --resume") != std::string::npos);
 
+  // A model whose trainer state was removed: refused too, and nothing in it changes.
+  fs::remove(t.model + "/trainer_state.safetensors");
+  const std::string model_bytes = slurp(t.model + "/model.safetensors"), config_bytes = slurp(t.model + "/config.json");
+  r = run(kHeed + " --threads 1 train -c " + t.config + " -m " + t.model, t.dir / "stateless");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("heed: error: " + t.model + " already holds a model (checkpoints/" +
+                                    "step-00000005.safetensors) but no trainer_state.safetensors"));
+  CHECK(slurp(t.model + "/model.safetensors") == model_bytes);
+  CHECK(slurp(t.model + "/config.json") == config_bytes);
+  CHECK(fs::exists(t.model + "/checkpoints/step-00000005.safetensors"));
+  // A model.safetensors that no run left (no checkpoints/ beside it, as in a quantized copy).
+  fs::remove_all(t.model + "/checkpoints");
+  r = run(kHeed + " --threads 1 train -c " + t.config + " -m " + t.model, t.dir / "foreign");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("already holds a model (model.safetensors)"));
+  CHECK(slurp(t.model + "/model.safetensors") == model_bytes);
+  // A run killed before its first checkpoint (its best model beside an empty checkpoints/) may
+  // start over.
+  fs::create_directory(t.model + "/checkpoints");
+  r = run(kHeed + " --threads 1 train -c " + t.config + " -m " + t.model, t.dir / "restart");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(fs::exists(t.model + "/trainer_state.safetensors"));
+
   const std::string empty = t.dir / "empty";
   r = run(kHeed + " --threads 1 train --resume -c " + t.config + " -m " + empty, t.dir / "no-state");
   CHECK(r.exit_code == 2);

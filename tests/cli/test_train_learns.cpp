@@ -118,6 +118,11 @@ TEST_CASE("heed train: training.average_last validates the mean of the last chec
   for (const auto& [name, tensor] : mean.tensors) equal = equal && saved.tensors.at(name).data == tensor.data;
   CHECK(equal == kept);
   CHECK(saved.metadata.count("averaged") == (kept ? 1u : 0u));
+  // The trainer state's best score is the kept model's: a resumed run replaces it only with a
+  // better one.
+  const double state_best =
+      std::stod(read_safetensors(model + "/trainer_state.safetensors").metadata.at("best_metric"));
+  CHECK(state_best == (kept ? average.at("loss").get<double>() : best_loss));
 
   // Averaging needs the checkpoints kept.
   const std::string bad = write_tiny_config(dir.path.string(), {{"keep_last", 2}, {"average_last", 3}}, true);

@@ -206,6 +206,22 @@ pid_t spawn_mpirun(const std::string& args, const std::string& log) {
 }
 }  // namespace
 
+TEST_CASE("mpirun -np 2: a resumed run whose time budget is spent takes no further update") {
+  TempDir dir("train-mpi-spent");
+  write_reverse_corpus(dir.path.string(), "train", 300, 12);
+  const std::string config = write_tiny_config(dir.path.string(), {{"max_steps", 0}, {"max_time", "1s"}});
+  const std::string model = dir / "model";
+  Result r = run(kMpirun + heed1() + "train -c " + config + " -m " + model, dir / "spent");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string step = state_meta(model, "step");
+  // The ranks' shared clock starts from the saved time: it started from 0, one update too many.
+  r = run(kMpirun + heed1() + "train --resume -m " + model, dir / "again");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(state_meta(model, "step") == step);
+}
+
 TEST_CASE("mpirun -np 2: Ctrl-C on mpirun stops both ranks at one update, rank 0 saves it, and it resumes") {
   TempDir dir("train-mpi-interrupt");
   write_reverse_corpus(dir.path.string(), "train", 300, 12);

@@ -187,6 +187,12 @@ TEST_CASE("every corrupt file gives a clear error naming the file and the defect
                             eight)),
              Catch::Contains("names tensor 't' twice"));
   CHECK_THAT(error_of(image(R"({"__metadata__":{"k":3}})", "")), Catch::Contains("must be a string"));
+  // Empty tensors are valid, but a zero must not hide dimensions whose product exceeds int64.
+  CHECK(error_of(image(R"({"t":{"dtype":"F32","shape":[0,3],"data_offsets":[0,0]}})", "")) == "(no error)");
+  for (const char* shape : {"[4294967296,2147483648,0]", "[0,4294967296,4294967296]"})
+    CHECK_THAT(
+        error_of(image(std::string(R"({"t":{"dtype":"F32","shape":)") + shape + R"(,"data_offsets":[0,0]}})", "")),
+        Catch::Contains("0 bytes of data do not match F32"));
 
   // A truncated copy of a real file: the data section is short.
   const std::string golden = read_file(HEED_TEST_FIXTURES "/golden/gru-tiny.safetensors");
@@ -199,6 +205,8 @@ TEST_CASE("the writer refuses data that do not match the shape") {
   SafeTensorFile f;
   f.tensors["bad"] = SafeTensor{"F32", {3}, std::vector<uint8_t>(8)};
   CHECK_THROWS_WITH(serialize_safetensors(f), Catch::Contains("'bad' has 8 bytes"));
+  f.tensors["bad"] = SafeTensor{"F32", {int64_t(1) << 62}, {}};  // 2^64 bytes: wraps to 0 unless checked
+  CHECK_THROWS_WITH(serialize_safetensors(f), Catch::Contains("'bad' has 0 bytes"));
   f.tensors["bad"] = SafeTensor{"Q4", {1}, std::vector<uint8_t>(1)};
   CHECK_THROWS_WITH(serialize_safetensors(f), Catch::Contains("unknown safetensors dtype 'Q4'"));
   CHECK_THROWS_WITH(SafeTensor::from_f32({2, 2}, {1, 2, 3}), Catch::Contains("3 values do not fill shape [2, 2]"));

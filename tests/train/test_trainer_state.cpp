@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "io/safetensors.hpp"
 #include "train/checkpoint.hpp"
@@ -108,6 +109,32 @@ TEST_CASE("a truncated or corrupt trainer state is a clear error") {
   // a missing file
   CHECK_THROWS_WITH(load_trainer_state(dir.file("absent.safetensors"), a.params, adam),
                     Catch::Contains("absent.safetensors"));
+}
+
+TEST_CASE("a trainer state field that is not exactly a number is an error naming the file and the field") {
+  TempDir dir;
+  TwoParameters a(1.0f);
+  Adam adam(a.params, TrainingConfig{});
+  save_trainer_state(dir.file("state.safetensors"), a.params, adam, sample_progress());
+  const SafeTensorFile good = read_safetensors(dir.file("state.safetensors"));
+  // "12abc" was read as 12, "-1" wrapped to 2^64 - 1, " 7" and "" were read or thrown obscurely
+  const std::vector<std::pair<std::string, std::string>> bad = {{"step", "12abc"},           {"step", "-1"},
+                                                                {"batch_index", "-1"},       {"rng_seed", " 7"},
+                                                                {"elapsed_seconds", "1.5s"}, {"validated_step", ""}};
+  for (const auto& [key, value] : bad) {
+    INFO(key << " = \"" << value << "\"");
+    SafeTensorFile edited = good;
+    edited.metadata[key] = value;
+    write_safetensors(dir.file("edited.safetensors"), edited);
+    CHECK_THROWS_WITH(load_trainer_state(dir.file("edited.safetensors"), a.params, adam),
+                      Catch::Contains("edited.safetensors: trainer state field " + key + " is not a"));
+  }
+  // the written values themselves read back, infinities included
+  SafeTensorFile edited = good;
+  edited.metadata["best_metric"] = "-inf";
+  write_safetensors(dir.file("edited.safetensors"), edited);
+  CHECK(load_trainer_state(dir.file("edited.safetensors"), a.params, adam).best_metric ==
+        -std::numeric_limits<double>::infinity());
 }
 
 TEST_CASE("a parameter file or another model's state is refused as a trainer state") {
