@@ -11,6 +11,7 @@
 
 #include "cli/output.hpp"
 #include "cli/registry.hpp"
+#include "cli/validators.hpp"
 #include "metrics/bleu.hpp"
 #include "metrics/chrf.hpp"
 #include "metrics/ter.hpp"
@@ -222,7 +223,8 @@ void add_bleu_command(CLI::App& app, Registry& registry) {
   cmd->add_flag("--lowercase", o->lowercase, "case-insensitive BLEU");
   cmd->add_option("-s,--smooth-method", o->smooth_method, "BLEU smoothing: exp, floor, add-k, none")
       ->capture_default_str();
-  cmd->add_option("--smooth-value", o->smooth_value, "value for floor (default 0.1) or add-k (default 1)");
+  cmd->add_option("--smooth-value", o->smooth_value, "value for floor (default 0.1) or add-k (default 1)")
+      ->check(number_from(0));  // a negative floor made a precision negative: BLEU nan, exit 0
   cmd->add_flag("--effective-order", o->effective_order, "BLEU over the n-gram orders the hypothesis has");
   cmd->add_option("--chrf-char-order", o->chrf_char_order, "chrF character n-gram order (1-6)")->capture_default_str();
   cmd->add_option("--chrf-word-order", o->chrf_word_order, "chrF word n-gram order (2 = chrF++)")

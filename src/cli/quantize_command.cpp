@@ -41,7 +41,8 @@ void run_quantize(const QuantizeArgs& args) {
     int8_values += var.value().numel();
   }
 
-  const fs::path target = fs::absolute(args.output).lexically_normal();
+  fs::path target = fs::absolute(args.output).lexically_normal();
+  if (target.filename().empty()) target = target.parent_path();  // "out8/": its staging beside it, not inside
   const fs::path staging = target.parent_path() / (target.filename().string() + ".tmp-" + std::to_string(getpid()));
   fs::remove_all(staging, ec);
   if (!fs::create_directories(staging, ec) || ec)

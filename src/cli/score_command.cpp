@@ -13,6 +13,7 @@
 #include "cli/config_flags.hpp"
 #include "cli/decoder_models.hpp"
 #include "cli/output.hpp"
+#include "cli/path_checks.hpp"
 #include "cli/registry.hpp"
 #include "decode/forced_scores.hpp"
 #include "decode/translator.hpp"
@@ -62,6 +63,8 @@ void run_score(const ScoreArgs& args) {
   const Tokenizer& target_tok = models.tokenizers().target();
   spdlog::info("score: {}, length penalty {}", models.description(), decoding.length_penalty);
 
+  refuse_output_over_input(args.output, {args.source, args.target});
+  refuse_stdin_twice({{"-s", args.source}, {"-t", args.target}});
   LineReader sources(args.source), targets(args.target);
   Output output(args.output);
   const int source_limit = side_limit(model.max_source_positions());

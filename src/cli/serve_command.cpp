@@ -11,6 +11,7 @@
 
 #include "cli/decoder_models.hpp"
 #include "cli/registry.hpp"
+#include "decode/translator.hpp"
 #include "serve/server.hpp"
 #include "train/model_dir.hpp"
 #include "util/error.hpp"
@@ -52,7 +53,13 @@ void run_serve(const ServeArgs& args) {
                                           ? args.max_batch_tokens
                                           : (config.decoding.batch_tokens > 0 ? config.decoding.batch_tokens : 2048);
   service.batching.max_wait = std::chrono::milliseconds(args.max_wait_ms);
-  service.max_sentence_tokens = args.sentence_length_opt->count() ? args.max_sentence_length : config.data.max_length;
+  // Never beyond what the model takes (an ensemble: its tightest member): a longer source would
+  // fail inside the decoder, a 500 for its whole batch instead of a 413 for its request.
+  const int sentence_tokens = args.sentence_length_opt->count() ? args.max_sentence_length : config.data.max_length;
+  service.max_sentence_tokens = std::min(sentence_tokens, input_token_limit(models.model(), 0));
+  if (service.max_sentence_tokens < sentence_tokens)
+    spdlog::warn("serve: the model takes sentences of up to {} source tokens, not {}: longer ones are refused (413)",
+                 service.max_sentence_tokens, sentence_tokens);
   serve::HttpOptions& http = options.http;
   http.host = args.host;
   http.port = args.port;

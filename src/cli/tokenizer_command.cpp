@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/output.hpp"
+#include "cli/path_checks.hpp"
 #include "cli/registry.hpp"
 #include "cli/validators.hpp"
 #include "text/tokenizers.hpp"
@@ -48,6 +49,8 @@ void run_train(const TrainArgs& args) {
   opts.split_by_script = !args.no_split_by_script;
   opts.max_piece_length = args.max_piece_length;
   const bool separate = !args.source_files.empty() || !args.target_files.empty();
+  for (const auto* inputs : {&args.files, &args.source_files, &args.target_files})
+    refuse_output_over_input(args.output, *inputs);
   if (separate) {
     if (args.source_files.empty() || args.target_files.empty() || !args.files.empty())
       throw UsageError("separate tokenizers need --source-files and --target-files (and no positional FILE)");
@@ -74,6 +77,7 @@ const Tokenizer& choose_side(const Tokenizers& tokenizers, const StreamArgs& arg
 // order) stops the run, naming file and line.
 template <typename Transform>
 void stream_lines(const StreamArgs& args, Transform transform) {
+  refuse_output_over_input(args.output, {args.input});
   LineReader reader(args.input);
   Output output(args.output);
   std::vector<std::string> lines, results, errors;

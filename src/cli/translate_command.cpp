@@ -17,6 +17,7 @@
 #include "cli/config_flags.hpp"
 #include "cli/decoder_models.hpp"
 #include "cli/output.hpp"
+#include "cli/path_checks.hpp"
 #include "cli/registry.hpp"
 #include "decode/alignment.hpp"
 #include "decode/attention_svg.hpp"
@@ -32,6 +33,19 @@ namespace {
 
 constexpr size_t kChunkLines = 4000;    // lines read, translated and written at a time
 constexpr int kTruncationWarnings = 5;  // truncated lines named one by one; the rest counted
+
+// A prefix must fit the model's target positions with room for </s>: the search would cut a
+// longer one at the position limit, and the translation would not start with it.
+void check_prefix_fits(const Seq2Seq& model, const Tokenizer& target, const std::string& prefix,
+                       const LineReader& prefixes) {
+  const int positions = model.max_target_positions();
+  if (positions <= 0 || prefix.empty()) return;
+  const size_t tokens = target.encode(prefix).size();
+  if (tokens > static_cast<size_t>(positions - 1))
+    throw Error("--prefix " + prefixes.name() + ":" + std::to_string(prefixes.line_number()) + ": " +
+                std::to_string(tokens) + " tokens, more than the model's " + std::to_string(positions) +
+                " target positions hold before </s>");
+}
 
 struct TranslateArgs {
   std::vector<std::string> model_dirs;  // several: an ensemble
@@ -98,6 +112,8 @@ void run_translate(const TranslateArgs& args) {
 
   const Tokenizer& source_tok = tokenizers.source();
   const Tokenizer& target_tok = tokenizers.target();
+  refuse_output_over_input(args.output, {args.input, args.prefix});
+  if (!args.prefix.empty()) refuse_stdin_twice({{"-i", args.input}, {"--prefix", args.prefix}});
   LineReader reader(args.input);
   std::optional<LineReader> prefix_reader;
   if (!args.prefix.empty()) prefix_reader.emplace(args.prefix);
@@ -128,6 +144,7 @@ void run_translate(const TranslateArgs& args) {
         throw Error("--prefix " + prefix_reader->name() + ": ends after line " +
                     std::to_string(prefix_reader->line_number()) + ", but " + reader.name() +
                     " has more lines (one prefix per input line; an empty line for none)");
+      check_prefix_fits(model, target_tok, line, *prefix_reader);
       constraints.prefixes.push_back(std::move(line));
     }
     if (lines.empty()) break;

@@ -20,6 +20,14 @@ struct Range {
 
   bool contains(double v) const { return (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi); }
 };
+// Widest beam, and most samples per sentence: each holds a decoder state at every step.
+constexpr int kMaxBeam = 1000;
+// Bounds of the output length limit, max_length_ratio * source tokens + max_length_offset, that
+// keep it far inside an int (a larger value, meant as "no limit", wrapped to a negative limit
+// that ended every translation at once).
+constexpr double kMaxLengthRatio = 100;
+constexpr int kMaxLengthOffset = 2 * kMaxInputTokens;
+
 Range at_least(double lo) { return {lo, kInf, false, false}; }
 Range above(double lo) { return {lo, kInf, true, false}; }
 Range fraction_below_one() { return {0, 1, false, true}; }   // [0, 1)
@@ -491,14 +499,14 @@ const std::vector<Field>& table() {
               "Give up after this many consecutive updates with a non-finite loss or gradient."),
       boolean("training.resume", HEED_AT(training.resume), "Continue from the last checkpoint in model_dir."),
 
-      integer("decoding.beam", HEED_AT(decoding.beam), at_least(1), "Beam size (1 = greedy)."),
+      integer("decoding.beam", HEED_AT(decoding.beam), Range{1, kMaxBeam}, "Beam size (1 = greedy)."),
       number("decoding.length_penalty", HEED_AT(decoding.length_penalty), at_least(0),
              "Length penalty alpha for beam search; 0 = no length normalisation."),
-      number("decoding.max_length_ratio", HEED_AT(decoding.max_length_ratio), above(0),
+      number("decoding.max_length_ratio", HEED_AT(decoding.max_length_ratio), Range{0, kMaxLengthRatio, true, false},
              "Output length limit: max_length_ratio * source length + max_length_offset."),
-      integer("decoding.max_length_offset", HEED_AT(decoding.max_length_offset), at_least(0),
+      integer("decoding.max_length_offset", HEED_AT(decoding.max_length_offset), Range{0, kMaxLengthOffset},
               "See decoding.max_length_ratio."),
-      integer("decoding.nbest", HEED_AT(decoding.nbest), at_least(1),
+      integer("decoding.nbest", HEED_AT(decoding.nbest), Range{1, kMaxBeam},
               "Hypotheses returned per sentence, best first (at most decoding.beam; with sampling: samples per "
               "sentence)."),
       boolean("decoding.allow_unk", HEED_AT(decoding.allow_unk), "Let the search produce <unk>."),

@@ -27,6 +27,13 @@ class Listener : public httplib::Server {
   void widen_backlog() { ::listen(svr_sock_.load(), SOMAXCONN); }
 };
 
+// The method an endpoint answers, nullptr for a path that is none (its other methods get 405).
+const char* allowed_method(const std::string& path) {
+  if (path == "/v1/translate") return "POST";
+  if (path == "/v1/health" || path == "/metrics" || path == "/") return "GET";
+  return nullptr;
+}
+
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 }  // namespace
@@ -81,13 +88,19 @@ struct HttpServer::Impl {
     http.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
       if (!res.body.empty()) return;
       std::string message = "HTTP status " + std::to_string(res.status);
-      if (res.status == 404)
+      const char* allowed = allowed_method(req.path);
+      if (res.status == 404 && allowed) {  // a known endpoint, another method
+        res.status = 405;
+        res.set_header("Allow", allowed);
+        message = req.method + " " + req.path + ": method not allowed (use " + allowed + ")";
+      } else if (res.status == 404) {
         message = "no such endpoint: " + req.method + " " + req.path +
                   " (endpoints: POST /v1/translate, GET /v1/health, GET /metrics, GET /)";
-      else if (res.status == 413)
+      } else if (res.status == 413) {
         message = "request body over the limit of " + std::to_string(options.max_request_bytes) + " bytes";
-      else if (res.status == 400)
+      } else if (res.status == 400) {
         message = "malformed HTTP request";
+      }
       res.set_content(error_body(message), kJson);
       if (req.method == "POST" && req.path == "/v1/translate") metrics.request_done(res.status, 0);
     });
@@ -102,19 +115,28 @@ struct HttpServer::Impl {
   }
 
   // The body, or RequestError: 413 beyond the limit (httplib skips a body whose Content-Length is
-  // over it; a chunked one is cut off here), 400 when it cannot be read.
-  std::string read_body(const httplib::ContentReader& content, httplib::Response& res) {
+  // over it; a chunked one is cut off here), 408 when it is still arriving at `deadline` (httplib's
+  // own timeout is per read: a client sending a byte now and then would hold a thread, and a
+  // drain, for as long as it liked), 400 when it cannot be read.
+  std::string read_body(const httplib::ContentReader& content, httplib::Response& res, Clock::time_point deadline) {
     std::string body;
-    bool too_big = false;
+    bool too_big = false, too_late = false;
     const bool read = content([&](const char* data, size_t length) {
       too_big = body.size() + length > options.max_request_bytes;
-      if (!too_big) body.append(data, length);
-      return !too_big;
+      too_late = Clock::now() > deadline;
+      if (!too_big && !too_late) body.append(data, length);
+      return !too_big && !too_late;
     });
     if (too_big || res.status == 413) {
       res.set_header("Connection", "close");  // the rest of the body is still on its way
       throw RequestError(413, "",
                          "request body over the limit of " + std::to_string(options.max_request_bytes) + " bytes");
+    }
+    if (too_late) {
+      res.set_header("Connection", "close");
+      throw RequestError(408, "",
+                         "the request body was still arriving after --timeout-ms (" +
+                             std::to_string(options.timeout.count()) + " ms)");
     }
     if (!read) throw RequestError(400, "", "the request body could not be read");
     return body;
@@ -126,8 +148,8 @@ struct HttpServer::Impl {
     int status = 200;
     std::string body;
     try {
-      const TranslateRequest request =
-          parse_translate_request(read_body(content, res), options.default_beam, options.limits);
+      const TranslateRequest request = parse_translate_request(read_body(content, res, start + options.timeout),
+                                                               options.default_beam, options.limits);
       const auto results = service.translate(request, start + options.timeout);
       body =
           translate_response(request, results, service.tokenizers(), options.model_name, seconds_since(start) * 1000);

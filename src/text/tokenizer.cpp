@@ -41,7 +41,13 @@ void check_format_and_version(const nlohmann::json& j, const std::string& origin
 
 Tokenizer Tokenizer::train(const std::vector<std::string>& files, const TokenizerOptions& opts) {
   if (files.empty()) throw UsageError("tokenizer training needs at least one text file");
-  return train_from_word_counts(count_words(files), opts);
+  const auto counts = count_words(files);
+  if (counts.empty()) {  // a tokenizer of bytes alone, which would claim the vocabulary size asked for
+    std::string names;
+    for (const std::string& f : files) names += (names.empty() ? "" : ", ") + (f.empty() || f == "-" ? "<stdin>" : f);
+    throw Error("no text to learn a tokenizer from in " + names);
+  }
+  return train_from_word_counts(counts, opts);
 }
 
 Tokenizer Tokenizer::train_from_word_counts(const std::unordered_map<std::string, int64_t>& counts,
@@ -75,6 +81,11 @@ void Tokenizer::build(std::vector<std::string> vocab, std::vector<std::pair<int,
       m->text[id] = std::string(1, static_cast<char>(id - kFirstByteId));
       continue;
     }
+    // A literal space would decode like the marker without starting a word, and a " " piece
+    // would take the marker's place in the alphabet.
+    if (piece.find(' ') != std::string::npos)
+      corrupt(origin, "piece " + std::to_string(id) + " (\"" + piece + "\") holds a space; pieces write it as \"" +
+                          std::string(kSpaceSymbol) + "\"");
     m->text[id] = symbol_to_spaces(piece);
     m->starts_word[id] = piece.compare(0, kSpaceSymbol.size(), kSpaceSymbol) == 0;
     const std::string& raw = m->text[id];
@@ -99,6 +110,9 @@ void Tokenizer::build(std::vector<std::string> vocab, std::vector<std::pair<int,
     if (it == m->id_of.end())
       corrupt(origin, "merge " + std::to_string(rank) + " (\"" + vocab[a] + "\", \"" + vocab[b] +
                           "\") makes a piece missing from the vocabulary");
+    if (it->second < kFirstLearnedId)  // encode would emit a special or byte id for plain text
+      corrupt(origin, "merge " + std::to_string(rank) + " (\"" + vocab[a] + "\", \"" + vocab[b] +
+                          "\") makes the reserved piece \"" + vocab[it->second] + "\"");
     uint64_t key = (static_cast<uint64_t>(a) << 32) | static_cast<uint32_t>(b);
     if (!m->merges.emplace(key, Model::Merge{static_cast<int>(rank), it->second}).second)
       corrupt(origin, "merge " + std::to_string(rank) + " repeats an earlier merge");

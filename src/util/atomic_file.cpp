@@ -11,6 +11,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <system_error>
 
 #include "util/error.hpp"
 
@@ -129,6 +130,9 @@ void write_file_atomic(const std::string& path, std::string_view content) {
 }
 
 std::string read_file(const std::string& path) {
+  std::error_code error;
+  // An ifstream opens a directory and then reads nothing: "" would pass for its content.
+  if (std::filesystem::is_directory(path, error)) throw Error("cannot read " + path + ": it is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot read " + path + ": " + std::strerror(errno));
   std::ostringstream ss;

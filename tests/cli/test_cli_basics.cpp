@@ -104,7 +104,8 @@ TEST_CASE("config errors exit 2 with one line naming the file and the field", "[
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::StartsWith("heed: error: " + broken + ":2:13: syntax error"));
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-  check_usage_error("config show --set decoding.beam=0", "--set: decoding.beam: got 0, expected an integer >= 1");
+  check_usage_error("config show --set decoding.beam=0",
+                    "--set: decoding.beam: got 0, expected an integer >= 1 and <= 1000");
   r = run("config show -c " + (work_dir() / "missing.json").string());
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err,
@@ -209,9 +210,20 @@ TEST_CASE("--threads and HEED_THREADS: an integer >= 1; far too many are lowered
 
 TEST_CASE("out-of-range flags name the flag, the value and the range", "[cli]") {
   check_usage_error("translate -m nowhere --beam 0",
-                    "--beam: got 0, expected an integer >= 1 (see heed translate --help)");
+                    "--beam: got 0, expected an integer >= 1 and <= 1000 (see heed translate --help)");
+  // Past int's range, these wrapped: 2 * beam overflowed, and the length limit went negative
+  // (every translation empty, exit 0).
+  check_usage_error("translate -m nowhere --beam 1073741824",
+                    "--beam: got 1073741824, expected an integer >= 1 and <= 1000 (see heed translate --help)");
+  check_usage_error(
+      "translate -m nowhere --max-length-offset 2147483647",
+      "--max-length-offset: got 2147483647, expected an integer >= 0 and <= 8192 (see heed translate --help)");
+  check_usage_error("translate -m nowhere --max-length-ratio 1000",
+                    "--max-length-ratio: got 1000, expected a number > 0 and <= 100 (see heed translate --help)");
+  check_usage_error("translate -m nowhere --nbest 5000",
+                    "--nbest: got 5000, expected an integer >= 1 and <= 1000 (see heed translate --help)");
   check_usage_error("translate -m nowhere --max-length-ratio 0",
-                    "--max-length-ratio: got 0, expected a number > 0 (see heed translate --help)");
+                    "--max-length-ratio: got 0, expected a number > 0 and <= 100 (see heed translate --help)");
   check_usage_error("translate -m nowhere --length-penalty -1",
                     "--length-penalty: got -1, expected a number >= 0 (see heed translate --help)");
   check_usage_error(
@@ -220,6 +232,8 @@ TEST_CASE("out-of-range flags name the flag, the value and the range", "[cli]") 
   check_usage_error(
       "tokenizer train --max-piece-length 1 -o x.json x.txt",
       "--max-piece-length: got 1, expected an integer from 2 to 1048576 (see heed tokenizer train --help)");
+  check_usage_error("bleu ref.txt --smooth-value -1",
+                    "--smooth-value: got -1, expected a number >= 0 (see heed bleu --help)");
   check_usage_error("config show --set tokenizer.vocab_size=260",
                     "--set: tokenizer.vocab_size: got 260, expected an integer >= 261");
 }

@@ -147,6 +147,15 @@ TEST_CASE("translate --prefix: each translation starts with its line's prefix", 
   CHECK(r.err.find("--prefix " + short_prefixes + ": ends after line 2, but " + m.input + " has more lines") !=
         std::string::npos);
   CHECK_FALSE(fs::exists(kDir + "/prefixed.txt"));
+  // A prefix longer than the model's target positions hold: an error naming its line, not a
+  // translation cut at the limit that does not start with it.
+  std::string words;
+  for (int i = 0; i < 1100; ++i) words += "a ";
+  const std::string huge_prefix = write_lines("huge-prefix.txt", {"", "", words, ""});
+  const Result huge = run(kHeed + " translate -m " + m.transformer + " --prefix " + huge_prefix + " -i " + m.input);
+  CHECK(huge.exit_code == 1);
+  CHECK_THAT(huge.err, Catch::Contains("--prefix " + huge_prefix + ":3: ") &&
+                           Catch::Contains("tokens, more than the model's 1024 target positions hold before </s>"));
   const std::string long_prefixes = write_lines("long-prefix.txt", {"a", "b", "c", "d", "e"});
   const Result extra = run(kHeed + " translate -m " + m.gru + " --prefix " + long_prefixes + " -i " + m.input);
   CHECK(extra.exit_code == 1);
@@ -248,6 +257,14 @@ TEST_CASE("heed score: unaligned files and over-long lines are errors, never cut
   CHECK(long_r.exit_code == 1);
   CHECK(long_r.err.find(long_targets + ":2: ") != std::string::npos);
   CHECK(long_r.err.find("the model scores at most 1023") != std::string::npos);
+
+  // Standard input named twice: the two readers took alternate lines, half the pairs, exit 0.
+  const Result both = run("printf 'a\\nb\\nc\\nd\\n' | " + kHeed + " score -m " + m.gru + " -s - -t -");
+  CHECK(both.exit_code == 2);
+  CHECK_THAT(both.err, Catch::Contains("-s and -t both read standard input; give one of them as a file"));
+  const Result prefix_too = run("printf 'a\\n' | " + kHeed + " translate -m " + m.gru + " --prefix - -i -");
+  CHECK(prefix_too.exit_code == 2);
+  CHECK_THAT(prefix_too.err, Catch::Contains("-i and --prefix both read standard input"));
 }
 
 TEST_CASE("heed quantize writes an int8 model directory that translate detects", "[cli][int8]") {
@@ -291,6 +308,18 @@ TEST_CASE("heed quantize writes an int8 model directory that translate detects",
   const Result bad = run(kHeed + " translate -m " + int8 + " --precision int4 -i " + m.input);
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("--precision") != std::string::npos);
+
+  // An empty directory named with a trailing slash (as tab completion gives it) is filled: its
+  // staging directory went inside it, and removing the directory then failed.
+  const std::string slash = kDir + "/int8-slash";
+  fs::remove_all(slash);
+  fs::create_directory(slash);
+  const Result with_slash = run(kHeed + " quantize -m " + m.gru + " -o " + slash + "/");
+  INFO(with_slash.err);
+  CHECK(with_slash.exit_code == 0);
+  CHECK(heed::read_file(slash + "/model.safetensors") == heed::read_file(int8 + "/model.safetensors"));
+  for (const auto& e : fs::directory_iterator(kDir))  // no staging directory left behind
+    CHECK(e.path().filename().string().find(".tmp-") == std::string::npos);
 }
 
 TEST_CASE("a trained model's int8 translations equal its fp32 ones (reverse task)", "[cli][int8]") {

@@ -1,7 +1,8 @@
 // `-o PATH` of every command that writes a file (translate, tokenizer encode/decode/train,
 // average): a regular file is replaced whole and keeps its mode, a symlink's target is written
 // and the link kept; a FIFO, a device, /dev/stdout, /dev/fd/1 and bash's `>(cmd)` are written in
-// place and stay what they were. Each command's output to a plain new file is the reference.
+// place and stay what they were. Each command's output to a plain new file is the reference. An
+// output that is one of the command's inputs is refused.
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -142,4 +143,31 @@ TEST_CASE("average -o", "[cli][output]") {
   Fixture f;
   const std::string weights = f.model + "/model.safetensors";
   check_output_kinds(f.dir, kHeed + " --threads 1 -q average -o OUT " + weights + " " + weights);
+}
+
+TEST_CASE("-o naming one of the command's inputs is refused, and the input stays as it was", "[cli][output]") {
+  Fixture f;
+  const std::string tok = f.model + "/tokenizer.json", text = f.dir / "text.txt", target = f.dir / "target.txt",
+                    link = f.dir / "link.txt", checkpoint = f.dir / "checkpoint.safetensors";
+  std::ofstream(text) << "The file was not found.\n";
+  std::ofstream(target) << "Die Datei wurde nicht gefunden.\n";
+  fs::create_symlink(text, link);
+  fs::copy_file(f.model + "/model.safetensors", checkpoint);
+  const std::string heed = kHeed + " --threads 1 -q ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {heed + "translate -m " + f.model + " -i " + text + " -o " + text, text},
+      {heed + "translate -m " + f.model + " -i " + text + " -o " + link, text},  // the same file by another name
+      {heed + "tokenizer encode -m " + tok + " -i " + text + " -o " + text, text},
+      {heed + "tokenizer train --vocab-size 300 -o " + text + " " + text, text},
+      {heed + "average -o " + checkpoint + " " + checkpoint + " " + checkpoint, checkpoint},
+      {heed + "score -m " + f.model + " -s " + text + " -t " + target + " -o " + target, target},
+  };
+  for (const auto& [command, input] : cases) {
+    INFO(command);
+    const std::string before = slurp(input);
+    const Result r = run(command, f.dir / "same");
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains(" is also the input ") && Catch::Contains("write the output elsewhere"));
+    CHECK(slurp(input) == before);
+  }
 }

@@ -3,6 +3,10 @@
 // requests with their status codes and fields, the metrics counters, the page, the per-request
 // timeout, and SIGTERM, which answers the request in hand before exiting 0. The model is the tiny
 // random-weight GRU of model_fixture.hpp (outputs arbitrary but deterministic).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -36,6 +40,40 @@ std::string format_score(double score) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6f", static_cast<float>(score));
   return buf;
+}
+
+// A POST whose body goes out one byte per `gap` on a raw socket, as a slow (or hostile) client
+// sends it. Stops sending once an answer arrives, and returns the answer's first bytes ("" when
+// the server closed without one).
+std::string trickled_post(int port, const std::string& body, std::chrono::milliseconds gap) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+  const std::string length = "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+  const std::string head =
+      "POST /v1/translate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" + length;
+  REQUIRE(::send(fd, head.data(), head.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(head.size()));
+  std::string answer;
+  char buffer[256];
+  for (char c : body) {
+    const ssize_t got = ::recv(fd, buffer, sizeof buffer, MSG_DONTWAIT);
+    if (got > 0) {
+      answer.assign(buffer, static_cast<size_t>(got));
+      break;
+    }
+    if (::send(fd, &c, 1, MSG_NOSIGNAL) != 1) break;
+    std::this_thread::sleep_for(gap);
+  }
+  if (answer.empty()) {
+    const ssize_t got = ::recv(fd, buffer, sizeof buffer, 0);
+    if (got > 0) answer.assign(buffer, static_cast<size_t>(got));
+  }
+  ::close(fd);
+  return answer;
 }
 
 }  // namespace
@@ -209,6 +247,18 @@ TEST_CASE("serve: bad requests get 400/413 with a JSON error naming the field; t
   const Answer wrong_method = get(server, "/v1/translate");
   CHECK(wrong_method.status == 405);
   CHECK(wrong_method.body["error"].get<std::string>().find("POST") != std::string::npos);
+  {  // a known endpoint asked with another method: 405 naming the one it takes
+    auto client = server.client();
+    const auto put = client.Put("/v1/translate", R"({"text": ["one"]})", "application/json");
+    REQUIRE(put);
+    CHECK(put->status == 405);
+    CHECK(put->get_header_value("Allow") == "POST");
+    CHECK_THAT(put->body, Catch::Contains("PUT /v1/translate: method not allowed (use POST)"));
+    const auto post_health = client.Post("/v1/health", "{}", "application/json");
+    REQUIRE(post_health);
+    CHECK(post_health->status == 405);
+    CHECK(post_health->get_header_value("Allow") == "GET");
+  }
   const Answer missing = get(server, "/v1/nothing");
   CHECK(missing.status == 404);
   CHECK(missing.body["error"].get<std::string>().find("no such endpoint: GET /v1/nothing") != std::string::npos);
@@ -221,6 +271,40 @@ TEST_CASE("serve: bad requests get 400/413 with a JSON error naming the field; t
   CHECK(metric(server, "heed_requests_total{status=\"200\"}") == 1);
   CHECK(metric(server, "heed_request_duration_seconds_count") == status_400 + status_413 + 1);
   CHECK(metric(server, "heed_sentences_total") == 2);
+  CHECK(server.stop() == 0);
+}
+
+TEST_CASE("serve: sentences longer than the model's positions get 413, whatever --max-sentence-length says",
+          "[cli][serve]") {
+  static const std::string transformer = make_tiny_model_dir("serve_cli/positions", heed::Arch::transformer);
+  ServerProcess server(transformer, scratch("positions"),
+                       {"--max-sentence-length", "5000", "--max-request-bytes", "100000"});
+  REQUIRE(server.port() > 0);
+  // 1,023 source tokens and </s> fill the 1,024 positions; 1,100 words were a 500 for the batch.
+  std::string words;
+  for (int i = 0; i < 1100; ++i) words += "a ";
+  const Answer a = post(server, json{{"text", json::array({"one", words})}});
+  CHECK(a.status == 413);
+  CHECK(a.body["field"] == "text[1]");
+  CHECK_THAT(a.body["error"].get<std::string>(), Catch::Contains("over the limit of 1023 per sentence"));
+  CHECK(post(server, json{{"text", json::array({"one"})}}).status == 200);
+  CHECK(server.stop() == 0);
+  CHECK_THAT(server.log(), Catch::Contains("the model takes sentences of up to 1023 source tokens, not 5000"));
+}
+
+TEST_CASE("serve: a body still arriving after --timeout-ms gets 408; the server carries on", "[cli][serve]") {
+  ServerProcess server(model_dir(), scratch("slow-body"), {"--timeout-ms", "1000"});
+  REQUIRE(server.port() > 0);
+  // 58 bytes, one per 100 ms: almost 6 s unless cut off after the first second.
+  const std::string body = R"({"text": ["one two three four five six seven eight nine"]})";
+  REQUIRE(body.size() == 58);
+  const auto start = std::chrono::steady_clock::now();
+  const std::string answer = trickled_post(server.port(), body, std::chrono::milliseconds(100));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(answer);
+  CHECK_THAT(answer, Catch::StartsWith("HTTP/1.1 408"));
+  CHECK(seconds < 3);
+  CHECK(post(server, json{{"text", json::array({"one"})}}).status == 200);
   CHECK(server.stop() == 0);
 }
 

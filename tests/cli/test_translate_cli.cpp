@@ -210,9 +210,10 @@ TEST_CASE("translate: --set decoding.KEY=VALUE and the generated flags set the s
   CHECK(wrong_section.err.find("heed translate takes decoding.* fields only") != std::string::npos);
   const Result bad_value = run(translate("--set decoding.beam=0 -i " + kInput));
   CHECK(bad_value.exit_code == 2);
-  CHECK(bad_value.err == "heed: error: --set: decoding.beam: got 0, expected an integer >= 1\n");
+  CHECK(bad_value.err == "heed: error: --set: decoding.beam: got 0, expected an integer >= 1 and <= 1000\n");
   const Result bad_flag = run(translate("--beam 0 -i " + kInput));
-  CHECK(bad_flag.err == "heed: error: --beam: got 0, expected an integer >= 1 (see heed translate --help)\n");
+  CHECK(bad_flag.err ==
+        "heed: error: --beam: got 0, expected an integer >= 1 and <= 1000 (see heed translate --help)\n");
 }
 
 TEST_CASE("translate --help lists every decoding field with its default", "[cli][translate]") {

@@ -190,7 +190,8 @@ TEST_CASE("an out-of-range value names the path, the value and what is allowed")
         "test.json: model.dropout: got -0.1, expected a number >= 0 and < 1");
   CHECK(error_for({{"training", {{"learning_rate", 0}}}}) ==
         "test.json: training.learning_rate: got 0, expected a number > 0");
-  CHECK(error_for({{"decoding", {{"beam", 0}}}}) == "test.json: decoding.beam: got 0, expected an integer >= 1");
+  CHECK(error_for({{"decoding", {{"beam", 0}}}}) ==
+        "test.json: decoding.beam: got 0, expected an integer >= 1 and <= 1000");
   CHECK(error_for({{"tokenizer", {{"vocab_size", 100}}}}) ==
         "test.json: tokenizer.vocab_size: got 100, expected an integer >= 261");
   CHECK(error_for({{"tokenizer", {{"character_coverage", 0}}}}) ==
@@ -231,7 +232,8 @@ TEST_CASE("rules across fields name every field involved") {
       error_for({{"training", {{"schedule", "linear"}, {"max_steps", 0}}}}) ==
       "test.json: training.schedule linear needs training.max_steps or training.max_time > 0 (it decays to "
       "min_learning_rate at the end of that budget)");
-  CHECK(error_for({{"decoding", {{"beam", 0}}}}) == "test.json: decoding.beam: got 0, expected an integer >= 1");
+  CHECK(error_for({{"decoding", {{"beam", 0}}}}) ==
+        "test.json: decoding.beam: got 0, expected an integer >= 1 and <= 1000");
   CHECK(error_for({{"decoding", {{"length_penalty", -1}}}}) ==
         "test.json: decoding.length_penalty: got -1, expected a number >= 0");
   CHECK(error_for({{"decoding", {{"beam", 2}, {"nbest", 3}}}}) ==

@@ -106,6 +106,22 @@ TEST_CASE("bad tokenizer files give clear errors", "[tokenizer]") {
     CHECK_THROWS_WITH(Tokenizers::load(f.path),
                       f.path + ": corrupt tokenizer: the word marker \"\u2581\" is not in the vocabulary");
   }
+  SECTION("a merge whose result is a reserved piece: plain \"<s>\" would encode as the special token") {
+    auto vocab = j["vocab"];
+    j["vocab"] = nlohmann::json(std::vector<nlohmann::json>(vocab.begin(), vocab.begin() + 260));
+    for (const char* piece : {"\u2581", "<", "s", ">", "s>"}) j["vocab"].push_back(piece);
+    j["merges"] = nlohmann::json::array({nlohmann::json::array({"s", ">"}), nlohmann::json::array({"<", "s>"})});
+    TempFile f("tokenizer_reserved_merge.json", j.dump());
+    CHECK_THROWS_WITH(Tokenizers::load(f.path), f.path +
+                                                    ": corrupt tokenizer: merge 1 (\"<\", \"s>\") makes the "
+                                                    "reserved piece \"<s>\"");
+  }
+  SECTION("a piece holding a literal space (it took the word marker's place)") {
+    j["vocab"].push_back(" ");
+    TempFile f("tokenizer_space_piece.json", j.dump());
+    CHECK_THROWS_WITH(Tokenizers::load(f.path), Catch::Contains(f.path + ": corrupt tokenizer: piece ") &&
+                                                    Catch::Contains("(\" \") holds a space"));
+  }
   SECTION("wrong types") {
     j["vocab"] = 5;
     TempFile f("tokenizer_types.json", j.dump());

@@ -120,6 +120,13 @@ TEST_CASE("training is deterministic whatever the thread count", "[tokenizer]") 
   CHECK(Tokenizer::train(heed::test::sample_files(), opts).to_json().dump() == one);
 }
 
+TEST_CASE("training on files without text is an error naming them, not a tokenizer of bytes alone", "[tokenizer]") {
+  heed::write_file_atomic("tokenizer_training_blank.txt", "\n\n");
+  CHECK_THROWS_WITH(Tokenizer::train({"/dev/null", "tokenizer_training_blank.txt"}, {}),
+                    "no text to learn a tokenizer from in /dev/null, tokenizer_training_blank.txt");
+  std::remove("tokenizer_training_blank.txt");
+}
+
 TEST_CASE("invalid UTF-8 in training text names file and line", "[tokenizer]") {
   const std::string path = "tokenizer_training_invalid.txt";
   heed::write_file_atomic(path, "fine\nalso fine\nbad \xC3\x28 here\n");

@@ -134,6 +134,8 @@ TEST_CASE("a directory or a file the user may not write is an error naming the p
   TempDir dir("atomic-errors");
   CHECK_THROWS_WITH(write_file_atomic(dir.path.string(), "x"),
                     "cannot write " + dir.path.string() + ": Is a directory");
+  // Reading one was "" (an ifstream opens a directory and reads nothing), named as corrupt content.
+  CHECK_THROWS_WITH(read_file(dir.path.string()), "cannot read " + dir.path.string() + ": it is a directory");
   if (::geteuid() != 0) {  // root may write anything
     const std::string locked = dir / "locked.txt";
     write_file_atomic(locked, "kept\n");
