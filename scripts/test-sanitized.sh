@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds heed and its tests with AddressSanitizer and UndefinedBehaviorSanitizer (HEED_SANITIZE,
-# -O1 as the sanitizers advise, -g1: line tables for the reports) in build-asan/ and runs every
-# test there: the CLI tests then run the sanitized heed too. A sanitizer report fails its test (UBSan does not recover; LeakSanitizer
-# is on). Exits non-zero when any test fails.
+# Builds heed with AddressSanitizer and UndefinedBehaviorSanitizer, and its tests' own code with
+# AddressSanitizer (HEED_SANITIZE; -O1 as the sanitizers advise, -g1: line tables for the
+# reports) in build-asan/, and runs every test there: the CLI tests then run the sanitized heed
+# too. A sanitizer report fails its test (UBSan does not recover; LeakSanitizer is on). Exits
+# non-zero when any test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
