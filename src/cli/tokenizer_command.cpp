@@ -2,7 +2,6 @@
 // line (stdin/stdout or -i/-o files), in batches encoded on all threads, in input order.
 #include <spdlog/spdlog.h>
 
-#include <charconv>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -18,6 +17,7 @@
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
 #include "util/parallel.hpp"
+#include "util/parse_number.hpp"
 #include "util/text_lines.hpp"
 #include "util/threads.hpp"
 #include "util/utf8.hpp"
@@ -149,9 +149,10 @@ void run_decode(const StreamArgs& args) {
       if (token.empty()) continue;
       int id = kUnkId;
       if (args.ids) {
-        auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), id);
-        if (ec != std::errc() || ptr != token.data() + token.size() || id < 0 || id >= tok.vocab_size())
+        const std::optional<int> parsed = parse_number<int>(token);
+        if (!parsed || *parsed < 0 || *parsed >= tok.vocab_size())
           return "'" + std::string(token) + "' is not a token id (0.." + std::to_string(tok.vocab_size() - 1) + ")";
+        id = *parsed;
       } else {
         id = tok.piece_id(token);
         if (id == kUnkId && token != tok.piece(kUnkId))

@@ -34,17 +34,21 @@ namespace {
 constexpr size_t kChunkLines = 4000;    // lines read, translated and written at a time
 constexpr int kTruncationWarnings = 5;  // truncated lines named one by one; the rest counted
 
-// A prefix must fit the model's target positions with room for </s>: the search would cut a
-// longer one at the position limit, and the translation would not start with it.
-void check_prefix_fits(const Seq2Seq& model, const Tokenizer& target, const std::string& prefix,
-                       const LineReader& prefixes) {
+// The prefix line just read, as target tokens; read as training read its targets (trimmed: a
+// CRLF file's '\r' would force a token the model never saw). It must fit the model's target
+// positions with room for </s>: the search would cut a longer one at the position limit, and the
+// translation would not start with it.
+std::vector<int32_t> prefix_tokens(const Seq2Seq& model, const Tokenizer& target, const std::string& prefix,
+                                   const LineReader& prefixes) {
+  const std::string_view text = trim_space(prefix);
+  if (text.empty()) return {};
+  const std::vector<int> ids = target.encode(text);
   const int positions = model.max_target_positions();
-  if (positions <= 0 || prefix.empty()) return;
-  const size_t tokens = target.encode(prefix).size();
-  if (tokens > static_cast<size_t>(positions - 1))
+  if (positions > 0 && ids.size() > static_cast<size_t>(positions - 1))
     throw Error("--prefix " + prefixes.name() + ":" + std::to_string(prefixes.line_number()) + ": " +
-                std::to_string(tokens) + " tokens, more than the model's " + std::to_string(positions) +
+                std::to_string(ids.size()) + " tokens, more than the model's " + std::to_string(positions) +
                 " target positions hold before </s>");
+  return std::vector<int32_t>(ids.begin(), ids.end());
 }
 
 struct TranslateArgs {
@@ -144,8 +148,7 @@ void run_translate(const TranslateArgs& args) {
         throw Error("--prefix " + prefix_reader->name() + ": ends after line " +
                     std::to_string(prefix_reader->line_number()) + ", but " + reader.name() +
                     " has more lines (one prefix per input line; an empty line for none)");
-      check_prefix_fits(model, target_tok, line, *prefix_reader);
-      constraints.prefixes.push_back(std::move(line));
+      constraints.prefixes.push_back(prefix_tokens(model, target_tok, line, *prefix_reader));
     }
     if (lines.empty()) break;
 

@@ -1,8 +1,9 @@
 #include "cli/validators.hpp"
 
-#include <charconv>
 #include <cmath>
 #include <cstdio>
+
+#include "util/parse_number.hpp"
 
 namespace heed::cli {
 
@@ -12,10 +13,8 @@ CLI::Validator whole_number(int64_t min, int64_t max) {
                                        : "an integer >= " + std::to_string(min);
   return CLI::Validator(
       [=](std::string& text) -> std::string {
-        int64_t value = 0;
-        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-        if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max)
-          return "got " + text + ", expected " + expected;
+        const std::optional<int64_t> value = parse_number<int64_t>(text);
+        if (!value || *value < min || *value > max) return "got " + text + ", expected " + expected;
         return "";
       },
       bounded ? "[" + std::to_string(min) + ".." + std::to_string(max) + "]" : ">=" + std::to_string(min));
@@ -27,10 +26,8 @@ CLI::Validator number_from(double min, bool exclusive) {
   const std::string limit = std::string(exclusive ? "> " : ">= ") + shown;
   return CLI::Validator(
       [=](std::string& text) -> std::string {
-        double value = 0;
-        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-        if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value) || value < min ||
-            (exclusive && value == min))
+        const std::optional<double> value = parse_number<double>(text);
+        if (!value || !std::isfinite(*value) || *value < min || (exclusive && *value == min))
           return "got " + text + ", expected a number " + limit;
         return "";
       },

@@ -46,6 +46,13 @@ void set_field(const fields::Field& field, Config& config, const json& value, co
 void read_object(const json& object, const std::string& path, Config& config, const std::string& origin) {
   for (const auto& [key, value] : object.items()) {
     std::string child = join(path, key);
+    // A key is one name: "training.learning_rate" at the top would set the field while escaping
+    // the duplicate check, and --set (which writes the nested key) would lose to it.
+    if (key.find('.') != std::string::npos) {
+      const size_t dot = key.find('.');
+      throw UsageError(origin + ": key '" + child + "': a key names one field or section; nest it as {\"" +
+                       key.substr(0, dot) + "\": {\"" + key.substr(dot + 1) + "\": ...}}");
+    }
     if (const auto* field = fields::find(child)) {
       set_field(*field, config, value, origin);
     } else if (fields::is_section(child)) {
@@ -58,9 +65,10 @@ void read_object(const json& object, const std::string& path, Config& config, co
   }
 }
 
-// A float as its shortest decimal that reads back as the same float ("0.05", not 0.0500000007).
-std::string short_number(float v) {
-  char buf[32];
+// A number as its shortest decimal that reads back as the same value ("0.05", not 0.0500000007).
+template <class T>
+std::string short_number(T v) {
+  char buf[48];
   return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
 }
 

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <limits>
 
+#include "util/parse_number.hpp"
+
 namespace heed::config_fields {
 namespace {
 
@@ -26,6 +28,8 @@ constexpr int kMaxBeam = 1000;
 // keep it far inside an int (a larger value, meant as "no limit", wrapped to a negative limit
 // that ended every translation at once).
 constexpr double kMaxLengthRatio = 100;
+// A gradient bucket's floats are counted in an int by MPI: under 2^31 floats (8 GiB).
+constexpr double kMaxBucketMb = 8191;
 constexpr int kMaxLengthOffset = 2 * kMaxInputTokens;
 
 Range at_least(double lo) { return {lo, kInf, false, false}; }
@@ -115,9 +119,14 @@ Field number(std::string path, At at, Range range, std::string doc) {
           false,
           [at, range, allowed](Config& c, const json& v) {
             if (!v.is_number()) throw BadValue(allowed);
-            double x = v.get<double>();
-            if (!range.contains(x) || !std::isfinite(static_cast<T>(x))) throw BadValue(allowed);
-            at(c) = static_cast<T>(x);
+            // The value as stored is checked: 0.99999999 is below 1 but rounds to 1.0f, and 1e-50
+            // is above 0 but rounds to 0.0f (a beta of 1 or a temperature of 0 makes NaNs). A
+            // double beyond T's range is refused before the conversion, which it would overflow.
+            const double given = v.get<double>();
+            if (!(std::fabs(given) <= std::numeric_limits<T>::max())) throw BadValue(allowed);
+            const T x = static_cast<T>(given);
+            if (!range.contains(x)) throw BadValue(allowed);
+            at(c) = x;
           },
           [at](const Config& c) {
             if constexpr (std::is_same_v<T, float>)
@@ -260,13 +269,12 @@ std::optional<double> parse_duration(const std::string& s) {
     const char* start = p;
     while (p < end && (std::isdigit(static_cast<unsigned char>(*p)) || *p == '.')) ++p;
     if (p == start || p == end) return std::nullopt;
-    double amount = 0;
-    auto [ptr, ec] = std::from_chars(start, p, amount);
-    if (ec != std::errc() || ptr != p) return std::nullopt;
+    const std::optional<double> amount = parse_number<double>(std::string_view(start, p - start));
+    if (!amount) return std::nullopt;
     switch (*p++) {
-      case 's': total += amount; break;
-      case 'm': total += amount * 60; break;
-      case 'h': total += amount * 3600; break;
+      case 's': total += *amount; break;
+      case 'm': total += *amount * 60; break;
+      case 'h': total += *amount * 3600; break;
       default: return std::nullopt;
     }
   }
@@ -307,22 +315,18 @@ std::optional<Sampling> parse_sampling(const std::string& s) {
   const auto colon = s.find(':');
   if (colon == std::string::npos || colon + 1 == s.size()) return std::nullopt;
   const std::string kind = s.substr(0, colon), value = s.substr(colon + 1);
-  const char* first = value.data();
-  const char* last = first + value.size();
   if (kind == "topk") {
-    int k = 0;
-    const auto [ptr, ec] = std::from_chars(first, last, k);
-    if (ec != std::errc() || ptr != last || k < 1) return std::nullopt;
+    const std::optional<int> k = parse_number<int>(value);
+    if (!k || *k < 1) return std::nullopt;
     out.kind = SamplingKind::top_k;
-    out.top_k = k;
+    out.top_k = *k;
     return out;
   }
   if (kind == "topp") {
-    double p = 0;
-    const auto [ptr, ec] = std::from_chars(first, last, p);
-    if (ec != std::errc() || ptr != last || !(p > 0 && p <= 1)) return std::nullopt;
+    const std::optional<double> p = parse_number<double>(value);
+    if (!p || !(*p > 0 && *p <= 1)) return std::nullopt;
     out.kind = SamplingKind::top_p;
-    out.top_p = static_cast<float>(p);
+    out.top_p = static_cast<float>(*p);
     return out;
   }
   return std::nullopt;
@@ -467,7 +471,7 @@ const std::vector<Field>& table() {
       integer("training.accumulate", HEED_AT(training.accumulate), at_least(1),
               "Batches whose gradients are summed per update (per process: with mpirun -np N an update "
               "takes N * accumulate batches)."),
-      number("training.reduce_bucket_mb", HEED_AT(training.reduce_bucket_mb), above(0),
+      number("training.reduce_bucket_mb", HEED_AT(training.reduce_bucket_mb), Range{0, kMaxBucketMb, true, false},
              "Data-parallel runs: megabytes of gradients summed over the processes per all-reduce."),
       boolean("training.reduce_overlap", HEED_AT(training.reduce_overlap),
               "Data-parallel runs: start each bucket's all-reduce during backward, as soon as its gradients are "
@@ -515,7 +519,7 @@ const std::vector<Field>& table() {
               "Padded source tokens (incl. </s>) per batch instead of batch_size; 0 = off."),
       integer("decoding.max_input_length", HEED_AT(decoding.max_input_length), Range{0, kMaxInputTokens},
               "Longer inputs are cut to this many tokens (with a warning); 0 = data.max_length."),
-      integer("decoding.validation_beam", HEED_AT(decoding.validation_beam), at_least(1),
+      integer("decoding.validation_beam", HEED_AT(decoding.validation_beam), Range{1, kMaxBeam},
               "Beam size for BLEU during training validation."),
       sampling("decoding.sampling", HEED_AT(decoding.sampling),
                "Sample translations instead of beam search: from the whole distribution (full), its K most likely "

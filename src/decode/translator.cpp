@@ -12,6 +12,7 @@
 #include "tokens/batch.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
+#include "util/text_lines.hpp"
 #include "util/threads.hpp"
 
 namespace heed {
@@ -76,8 +77,9 @@ std::vector<TranslationResult> translate_lines(Seq2Seq& model, const Tokenizers&
   std::vector<TranslationResult> results(lines.size());
   for (size_t i = 0; i < lines.size(); ++i) {
     TranslationResult& r = results[i];
-    if (!lines[i].empty()) {
-      std::vector<int> ids = source.encode(lines[i]);
+    const std::string_view text = trim_space(lines[i]);  // as training read its sources
+    if (!text.empty()) {
+      std::vector<int> ids = source.encode(text);
       r.source_tokens.assign(ids.begin(), ids.end());
     }
     r.original_length = static_cast<int>(r.source_tokens.size());
@@ -98,10 +100,7 @@ std::vector<TranslationResult> translate_lines(Seq2Seq& model, const Tokenizers&
     for (size_t i : members) {
       sources.push_back(results[i].source_tokens);
       search_constraints.ids.push_back(constraints.first_line + i);
-      if (!constraints.prefixes.empty()) {
-        const std::vector<int> prefix = target.encode(constraints.prefixes[i]);
-        search_constraints.prefixes.emplace_back(prefix.begin(), prefix.end());
-      }
+      if (!constraints.prefixes.empty()) search_constraints.prefixes.push_back(constraints.prefixes[i]);
     }
     const auto hypotheses = search(model, make_batch(sources, {}), decoding, keep_attention, search_constraints);
     for (size_t k = 0; k < members.size(); ++k) {

@@ -40,9 +40,9 @@ int input_token_limit(const Seq2Seq& model, int max_input_length);
 
 // What translate_lines may be told about its lines besides their text.
 struct LineConstraints {
-  // One target prefix per line (raw text, tokenized by the target tokenizer; "" = none), or none
-  // at all. Each translation starts with its prefix; see SearchConstraints.
-  std::vector<std::string> prefixes;
+  // One target prefix per line (the target tokenizer's ids; empty = none), or none at all. Each
+  // translation starts with its prefix; see SearchConstraints.
+  std::vector<std::vector<int32_t>> prefixes;
   // Number of lines before these in the input: line i's samples are seeded by first_line + i.
   uint64_t first_line = 0;
 };

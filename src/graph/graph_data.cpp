@@ -3,12 +3,13 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <string_view>
 
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
+#include "util/parse_number.hpp"
 #include "util/text_lines.hpp"
 
 namespace heed {
@@ -51,12 +52,11 @@ std::vector<std::string_view> fields(std::string_view line) {
 
 template <class T>
 T number(std::string_view text, const Lines& in, const char* what) {
-  T value{};
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size())
+  const std::optional<T> value = parse_number<T>(text);
+  if (!value)
     in.fail(std::string(what) + " '" + std::string(text) + "' is not a" +
             (std::is_integral_v<T> ? "n integer" : " number"));
-  return value;
+  return *value;
 }
 
 int32_t node_id(std::string_view text, const Lines& in, int64_t nodes) {
@@ -86,10 +86,14 @@ void read_features(const std::string& dir, GraphData& g) {
       in.fail(std::to_string(columns.size()) + " feature columns but " + std::to_string(values.size()) + " values");
     for (size_t k = 0; k < columns.size(); ++k) {
       const auto column = number<int64_t>(columns[k], in, "feature column");
-      if (column < 0 || column > INT32_MAX) in.fail("feature column " + std::to_string(column) + " out of range");
+      // The count of columns, column + 1, must fit an int32 too.
+      if (column < 0 || column >= INT32_MAX) in.fail("feature column " + std::to_string(column) + " out of range");
       if (k > 0 && column <= g.feature_columns.back()) in.fail("feature columns must increase along a line");
       g.feature_columns.push_back(static_cast<int32_t>(column));
-      g.feature_values.push_back(number<float>(values[k], in, "feature value"));
+      const float value = number<float>(values[k], in, "feature value");
+      // from_chars reads "nan" and "inf": one would make NaNs of its node's row and neighbours.
+      if (!std::isfinite(value)) in.fail("feature value '" + std::string(values[k]) + "' is not finite");
+      g.feature_values.push_back(value);
       g.features = std::max<int64_t>(g.features, column + 1);
     }
     g.feature_offsets.push_back(static_cast<int64_t>(g.feature_columns.size()));
@@ -108,7 +112,7 @@ void read_labels(const std::string& dir, GraphData& g) {
     if (static_cast<int64_t>(g.labels.size()) == g.nodes)
       in.fail("more labels than nodes (features.txt has " + std::to_string(g.nodes) + " lines)");
     const auto label = number<int64_t>(f[0], in, "class");
-    if (label < 0 || label > INT32_MAX) in.fail("class " + std::to_string(label) + " out of range");
+    if (label < 0 || label >= INT32_MAX) in.fail("class " + std::to_string(label) + " out of range");
     g.labels.push_back(static_cast<int32_t>(label));
     g.classes = std::max<int64_t>(g.classes, label + 1);
   }

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <vector>
@@ -22,7 +21,6 @@
 #include "train/update.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
-#include "util/parse_number.hpp"
 
 namespace fs = std::filesystem;
 
@@ -32,20 +30,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-std::string exact(double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", x);
-  return buf;
-}
-
-double parse_double(const std::map<std::string, std::string>& m, const std::string& key, const std::string& path) {
-  auto it = m.find(key);
-  if (it == m.end()) throw Error(path + ": missing trainer state field task." + key);
-  const std::optional<double> value = parse_number<double>(it->second);
-  if (!value) throw Error(path + ": trainer state field task." + key + " is not a number (\"" + it->second + "\")");
-  return *value;
-}
 
 // The reference's early stopping: the best validation score and loss so far, the epochs since
 // either improved, and the parameters of the last epoch at which both did.
@@ -81,20 +65,20 @@ struct EarlyStopping {
     p.has_best = !best_parameters.empty();
     p.best_metric = best.score;
     p.validations_without_improvement = wait;
-    p.task_state = {{"max_val_score", exact(max_score)},
-                    {"min_val_loss", exact(min_loss)},
+    p.task_state = {{"max_val_score", exact_number(max_score)},
+                    {"min_val_loss", exact_number(min_loss)},
                     {"best_epoch", std::to_string(best_epoch)},
-                    {"best_val_loss", exact(best.loss)},
-                    {"best_val_ap", exact(best.average_precision)}};
+                    {"best_val_loss", exact_number(best.loss)},
+                    {"best_val_ap", exact_number(best.average_precision)}};
   }
   void load_from(const TrainerProgress& p, const std::string& path) {
     wait = p.validations_without_improvement;
     best.score = p.best_metric;
-    max_score = parse_double(p.task_state, "max_val_score", path);
-    min_loss = parse_double(p.task_state, "min_val_loss", path);
-    best_epoch = static_cast<int64_t>(parse_double(p.task_state, "best_epoch", path));
-    best.loss = parse_double(p.task_state, "best_val_loss", path);
-    best.average_precision = parse_double(p.task_state, "best_val_ap", path);
+    max_score = task_number(p, "max_val_score", path);
+    min_loss = task_number(p, "min_val_loss", path);
+    best_epoch = static_cast<int64_t>(task_number(p, "best_epoch", path));
+    best.loss = task_number(p, "best_val_loss", path);
+    best.average_precision = task_number(p, "best_val_ap", path);
   }
 };
 

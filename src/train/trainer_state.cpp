@@ -1,5 +1,6 @@
 #include "train/trainer_state.hpp"
 
+#include <cstdio>
 #include <cstring>
 #include <type_traits>
 
@@ -36,12 +37,21 @@ T meta(const SafeTensorFile& file, const std::string& path, const std::string& k
   return *value;
 }
 
-std::string exact(double x) {
+}  // namespace
+
+std::string exact_number(double x) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.17g", x);
   return buf;
 }
-}  // namespace
+
+double task_number(const TrainerProgress& progress, const std::string& key, const std::string& path) {
+  auto it = progress.task_state.find(key);
+  if (it == progress.task_state.end()) throw Error(path + ": missing trainer state field task." + key);
+  const std::optional<double> value = parse_number<double>(it->second);
+  if (!value) throw Error(path + ": trainer state field task." + key + " is not a number (\"" + it->second + "\")");
+  return *value;
+}
 
 void save_trainer_state(const std::string& path, const ParameterSet& params, const Adam& adam, const TrainerProgress& p,
                         const std::vector<Tensor>* best) {
@@ -62,8 +72,8 @@ void save_trainer_state(const std::string& path, const ParameterSet& params, con
                    {"batch_index", std::to_string(p.batch_index)},
                    {"rng_seed", std::to_string(p.rng_seed)},
                    {"rng_counter", std::to_string(p.rng_counter)},
-                   {"elapsed_seconds", exact(p.elapsed_seconds)},
-                   {"best_metric", exact(p.best_metric)},
+                   {"elapsed_seconds", exact_number(p.elapsed_seconds)},
+                   {"best_metric", exact_number(p.best_metric)},
                    {"has_best", p.has_best ? "1" : "0"},
                    {"validations_without_improvement", std::to_string(p.validations_without_improvement)},
                    {"validated_step", std::to_string(p.validated_step)}};
@@ -74,7 +84,7 @@ void save_trainer_state(const std::string& path, const ParameterSet& params, con
 void record_best_metric(const std::string& path, double best_metric) {
   SafeTensorFile file = read_safetensors(path);
   if (file.metadata["format"] != "heed-trainer-state") throw Error(path + ": not a heed trainer state");
-  file.metadata["best_metric"] = exact(best_metric);
+  file.metadata["best_metric"] = exact_number(best_metric);
   file.metadata["has_best"] = "1";
   write_safetensors(path, file);
 }

@@ -27,6 +27,12 @@ struct TrainerProgress {
   std::map<std::string, std::string> task_state;  // a task's own counters (metadata "task.<key>")
 };
 
+// A number as the trainer state writes it: every digit, so that it reads back bit for bit.
+std::string exact_number(double x);
+// The task's number `key` from `progress.task_state`; a missing or malformed one is an error
+// naming the trainer state file `path`.
+double task_number(const TrainerProgress& progress, const std::string& key, const std::string& path);
+
 // `best` (optional): a copy of the parameters kept aside, in the order of params (tensors
 // best.<name>), for a task that restores its best epoch at the end.
 void save_trainer_state(const std::string& path, const ParameterSet& params, const Adam& adam,

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +13,7 @@
 #include <system_error>
 
 #include "util/error.hpp"
+#include "util/parse_number.hpp"
 
 namespace heed {
 namespace {
@@ -28,10 +28,7 @@ std::optional<int> descriptor_path(std::string_view path) {
   if (path == "/dev/stderr") return STDERR_FILENO;
   for (std::string_view prefix : {"/dev/fd/", "/proc/self/fd/"}) {
     if (path.substr(0, prefix.size()) != prefix) continue;
-    const std::string_view digits = path.substr(prefix.size());
-    int fd = -1;
-    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), fd);
-    if (ec == std::errc() && end == digits.data() + digits.size() && !digits.empty()) return fd;
+    if (const std::optional<int> fd = parse_number<int>(path.substr(prefix.size()))) return fd;
   }
   return std::nullopt;
 }

@@ -12,6 +12,7 @@
 namespace heed {
 namespace {
 std::atomic<int> g_signals{0};
+std::atomic<int> g_deferrals{0};  // InterruptsDeferred alive
 
 void count_signal() {
   if (g_signals.fetch_add(1) >= 1) {
@@ -55,7 +56,10 @@ void install_interrupt_handler() {
 bool interrupted() { return g_signals.load(std::memory_order_relaxed) > 0; }
 
 void throw_if_interrupted() {
-  if (interrupted()) throw Interrupted();
+  if (interrupted() && g_deferrals.load() == 0) throw Interrupted();
 }
+
+InterruptsDeferred::InterruptsDeferred() { ++g_deferrals; }
+InterruptsDeferred::~InterruptsDeferred() { --g_deferrals; }
 
 }  // namespace heed

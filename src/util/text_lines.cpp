@@ -63,4 +63,11 @@ size_t count_lines(const std::string& path) {
   return n;
 }
 
+std::string_view trim_space(std::string_view line) {
+  constexpr std::string_view kSpace = " \t\r\n\v\f";
+  const size_t begin = line.find_first_not_of(kSpace);
+  if (begin == std::string_view::npos) return {};
+  return line.substr(begin, line.find_last_not_of(kSpace) - begin + 1);
+}
+
 }  // namespace heed

@@ -36,4 +36,9 @@ std::vector<std::string> read_lines_utf8(const std::string& path);
 // Number of lines (a final line without '\n' counts).
 size_t count_lines(const std::string& path);
 
+// What the models read of a line: the line without the white space at its ends (the '\r' of a
+// CRLF file included). Training pairs, the tokenizer's training text, and the text translated,
+// scored and served all go through it, so that a CRLF file reads as its LF twin everywhere.
+std::string_view trim_space(std::string_view line);
+
 }  // namespace heed

@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -17,17 +16,16 @@
 
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
+#include "util/parse_number.hpp"
 
 namespace heed {
 namespace {
 int g_threads = 0;
 
 int parse_thread_count(const std::string& text, const std::string& origin) {
-  int n = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc() || end != text.data() + text.size() || n < 1)
-    throw UsageError(origin + ": got " + text + ", expected an integer >= 1");
-  return n;
+  const std::optional<int> n = parse_number<int>(text);
+  if (!n || *n < 1) throw UsageError(origin + ": got " + text + ", expected an integer >= 1");
+  return *n;
 }
 // "" when it cannot be read (a sandbox without /proc): then no core is known to be busy.
 std::string read_proc_stat() {

@@ -2,6 +2,7 @@
 #include <unistd.h>
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -205,6 +206,38 @@ TEST_CASE("an out-of-range value names the path, the value and what is allowed")
         "test.json: training.max_steps: got 3000000000, expected an integer >= 0 that fits in 32 bits");
   CHECK(error_for({{"training", {{"beta2", 1e300}}}}) ==
         "test.json: training.beta2: got 1e+300, expected a number >= 0 and < 1");
+  CHECK(error_for({{"decoding", {{"validation_beam", 1001}}}}) ==
+        "test.json: decoding.validation_beam: got 1001, expected an integer >= 1 and <= 1000");
+  CHECK(error_for({{"training", {{"reduce_bucket_mb", 1e20}}}}) ==
+        "test.json: training.reduce_bucket_mb: got 1e+20, expected a number > 0 and <= 8191");
+}
+
+TEST_CASE("a float field checks the value it stores, not the double it was given") {
+  // In range as doubles, out of range as floats: a beta of 1 or a temperature of 0 makes NaNs.
+  CHECK(error_for({{"training", {{"beta2", 0.99999999}}}}) ==
+        "test.json: training.beta2: got 0.99999999, expected a number >= 0 and < 1");
+  CHECK(error_for({{"model", {{"dropout", 0.99999999}}}}) ==
+        "test.json: model.dropout: got 0.99999999, expected a number >= 0 and < 1");
+  CHECK(error_for({{"decoding", {{"temperature", 1e-50}}}}) ==
+        "test.json: decoding.temperature: got 1e-50, expected a number > 0");
+  // The largest float below 1 is kept as it is.
+  const Config c = heed::config_from_json({{"training", {{"beta2", 0.99999994}}}}, "test.json");
+  CHECK(c.training.beta2 == std::nextafter(1.0f, 0.0f));
+}
+
+TEST_CASE("edge shares are held as given: 0.35 of 20 edges is 7") {
+  const Config c = heed::config_from_json({{"data", {{"val_edges", 0.35}, {"test_edges", 0.15}}}}, "test.json");
+  CHECK(std::floor(c.data.val_edges * 20) == 7);
+  CHECK(std::floor(c.data.test_edges * 20) == 3);
+}
+
+TEST_CASE("a key holding a dot is refused: it would escape the duplicate check and --set") {
+  CHECK(error_for({{"training", {{"learning_rate", 0.1}}}, {"training.learning_rate", 0.2}}) ==
+        "test.json: key 'training.learning_rate': a key names one field or section; nest it as "
+        "{\"training\": {\"learning_rate\": ...}}");
+  CHECK(error_for({{"model", {{"gru.emb_dim", 8}}}}) ==
+        "test.json: key 'model.gru.emb_dim': a key names one field or section; nest it as "
+        "{\"gru\": {\"emb_dim\": ...}}");
 }
 
 TEST_CASE("rules across fields name every field involved") {

@@ -86,6 +86,11 @@ TEST_CASE("read_graph: bad files are one error naming file and line") {
   CHECK(with("features.txt", "0 3 1 3\n") == dir + "/features.txt:1: expected 'columns | values' (no '|')");
   CHECK(with("features.txt", "3 0 | 1 1\n") == dir + "/features.txt:1: feature columns must increase along a line");
   CHECK(with("features.txt", "0 | one\n") == dir + "/features.txt:1: feature value 'one' is not a number");
+  CHECK(with("features.txt", "0 3 | 1 nan\n") == dir + "/features.txt:1: feature value 'nan' is not finite");
+  CHECK(with("features.txt", "0 | 1\n0 | -inf\n") == dir + "/features.txt:2: feature value '-inf' is not finite");
+  // column + 1 and class + 1 are counts: the largest int32 itself is out of range
+  CHECK(with("features.txt", "2147483647 | 1\n") == dir + "/features.txt:1: feature column 2147483647 out of range");
+  CHECK(with("labels.txt", "0\n2147483647\n") == dir + "/labels.txt:2: class 2147483647 out of range");
   CHECK(with("features.txt", "") == dir + "/features.txt: no nodes (the file is empty)");
   CHECK(with("labels.txt", "0\n1\n") == dir + "/labels.txt: 2 labels for 4 nodes (features.txt lines)");
   CHECK(with("labels.txt", "0\n1 2\n") == dir + "/labels.txt:2: expected one class per line, found 2 fields");
@@ -133,4 +138,30 @@ TEST_CASE("split_links: disjoint parts of the right sizes, non-edges that are no
   CHECK(again.test == s.test);
   CHECK(again.val_negative == s.val_negative);
   CHECK(other.test != s.test);
+}
+
+TEST_CASE("split_links: a graph too dense for each epoch's training non-edges is refused at the split") {
+  // 20 nodes, 190 pairs, 120 edges: 6 + 6 held out, so 108 training edges need 108 non-edges of
+  // the training graph, which has 82. The held-out non-edges alone (12 of 70) would fit.
+  TempDir d("graph-dense");
+  std::string features, edges;
+  for (int i = 0; i < 20; ++i) features += "0 | 1\n";
+  int count = 0;
+  for (int i = 0; i < 20 && count < 120; ++i)
+    for (int j = i + 1; j < 20 && count < 120; ++j, ++count)
+      edges += std::to_string(i) + " " + std::to_string(j) + "\n";
+  write_text(d.path / "features.txt", features);
+  write_text(d.path / "edges.txt", edges);
+  GraphReadOptions o;
+  o.labels_and_splits = false;
+  const GraphData g = read_graph(d.path.string(), o);
+  REQUIRE(g.edges.size() == 120);
+  try {
+    split_links(g, 0.05, 0.05, 1);
+    FAIL("expected heed::Error");
+  } catch (const heed::Error& e) {
+    CHECK(std::string(e.what()) ==
+          "link prediction: the graph is too dense: its 108 training edges need as many non-edges per epoch, and it "
+          "has fewer");
+  }
 }

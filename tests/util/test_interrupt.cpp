@@ -1,6 +1,7 @@
 // Signals: install_interrupt_handler blocks SIGINT/SIGTERM/SIGHUP in the calling thread and in every
 // thread started after it (a signal frame pushed onto a computing thread's stack once corrupted a
-// oneDNN kernel's data), keeps an ignored signal ignored, and still turns a signal into interrupted().
+// oneDNN kernel's data), keeps an ignored signal ignored, and still turns a signal into interrupted();
+// InterruptsDeferred holds throw_if_interrupted() back.
 #include <catch2/catch.hpp>
 
 #include <pthread.h>
@@ -43,5 +44,26 @@ TEST_CASE("interrupt handler: signals blocked on computing threads, taken by one
   while (!interrupted() && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   CHECK(interrupted());
+  CHECK_THROWS_AS(throw_if_interrupted(), Interrupted);
+
+  // Deferred (nested, and seen from another thread, as OpenMP workers poll): no throw, and the
+  // interrupt is still there once the last deferral ends.
+  {
+    const InterruptsDeferred outer;
+    {
+      const InterruptsDeferred inner;
+      CHECK_NOTHROW(throw_if_interrupted());
+    }
+    bool worker_threw = false;
+    std::thread([&] {
+      try {
+        throw_if_interrupted();
+      } catch (const Interrupted&) {
+        worker_threw = true;
+      }
+    }).join();
+    CHECK_FALSE(worker_threw);
+    CHECK(interrupted());
+  }
   CHECK_THROWS_AS(throw_if_interrupted(), Interrupted);
 }
