@@ -42,7 +42,7 @@ std::string number(float value) {
 
 std::vector<int32_t> encode_line(const Tokenizer& tokenizer, const std::string& line, const LineReader& reader,
                                  int limit) {
-  const std::vector<int> ids = tokenizer.encode(line);
+  const std::vector<int> ids = tokenizer.encode(trim_space(line));  // as training read the pair
   if (static_cast<int>(ids.size()) > limit)
     throw Error(reader.name() + ":" + std::to_string(reader.line_number()) + ": " + std::to_string(ids.size()) +
                 " tokens; the model scores at most " + std::to_string(limit) + " (a longer line is not cut: its "

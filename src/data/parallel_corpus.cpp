@@ -14,13 +14,6 @@ namespace heed {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-  constexpr std::string_view kSpace = " \t\r\n\v\f";
-  const size_t begin = s.find_first_not_of(kSpace);
-  if (begin == std::string_view::npos) return {};
-  return s.substr(begin, s.find_last_not_of(kSpace) - begin + 1);
-}
-
 void check_file_lists(const std::vector<std::string>& source_files, const std::vector<std::string>& target_files) {
   if (source_files.empty()) throw Error("no training files given");
   if (source_files.size() != target_files.size())
@@ -58,8 +51,8 @@ void encode_files(const std::string& source_file, const std::string& target_file
       ++lines;
       if (!target_reader.next_utf8(t))
         throw Error(target_file + " ended before " + source_file + " (it changed while being read?)");
-      sources.emplace_back(trim(s));
-      targets.emplace_back(trim(t));
+      sources.emplace_back(trim_space(s));
+      targets.emplace_back(trim_space(t));
     }
     if (sources.empty()) break;
     const long n = long(sources.size());

@@ -32,6 +32,12 @@ LinkSplit split_links(const GraphData& graph, double val_share, double test_shar
   split.val.assign(edges.begin() + n_test, edges.begin() + n_test + n_val);
   split.train.assign(edges.begin() + n_test + n_val, edges.end());
   for (auto* part : {&split.train, &split.val, &split.test}) std::sort(part->begin(), part->end());
+  // Every epoch draws as many non-edges of the training graph as it has edges: checked here,
+  // before the run writes anything, not at the first step.
+  const auto train_edges = static_cast<int64_t>(split.train.size());
+  if (train_edges > graph.nodes * (graph.nodes - 1) / 2 - train_edges)
+    throw Error("link prediction: the graph is too dense: its " + std::to_string(train_edges) +
+                " training edges need as many non-edges per epoch, and it has fewer");
   split.test_negative = sample_non_edges(graph.nodes, graph.edges, {}, n_test, next);
   std::vector<Edge> used = split.test_negative;
   std::sort(used.begin(), used.end());

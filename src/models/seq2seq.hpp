@@ -82,8 +82,10 @@ class Seq2Seq {
 
   // How step() multiplies by its prepared weights (attention, feed-forward and GRU projections,
   // the vocabulary projection): in fp32, or as int8 products (weights quantized by rows,
-  // activations on the fly; tensor/quantize.hpp). The encoder and the weights used once per
-  // batch stay fp32. Takes effect when the step weights are next prepared (start() or a hold).
+  // activations on the fly; tensor/quantize.hpp). The encoder's batched products and the weights
+  // used once per batch stay fp32 (a GRU's encoder recurrence, a product per time step, is int8
+  // too while a hold lasts). Takes effect when the step weights are next prepared (start() or a
+  // hold).
   virtual void set_step_precision(StepPrecision precision) { step_precision_ = precision; }
   StepPrecision step_precision() const { return step_precision_; }
   // Whether step() has prepared weights that int8 applies to (the ntm's steps have none).

@@ -25,6 +25,12 @@ constexpr size_t kKeepAliveRequests = 1000;  // per connection, then the client 
 class Listener : public httplib::Server {
  public:
   void widen_backlog() { ::listen(svr_sock_.load(), SOMAXCONN); }
+  // Ends the accepting, but not the connections already accepted. httplib's stop() marks the
+  // socket closed, and its connection loop then drops every connection it has not served yet
+  // (those waiting for a free io thread): their requests would go unanswered. A shut-down
+  // socket instead fails the blocked accept(); httplib closes it, serves every accepted
+  // connection, and listen_after_bind() returns (false) once they are done.
+  void stop_accepting() { ::shutdown(svr_sock_.load(), SHUT_RDWR); }
 };
 
 // The method an endpoint answers, nullptr for a path that is none (its other methods get 405).
@@ -44,6 +50,7 @@ struct HttpServer::Impl {
   HttpOptions options;
   Listener http;
   std::atomic<uint64_t> in_flight{0};
+  std::atomic<bool> stopping{false};  // answers say "Connection: close": clients go elsewhere
 
   Impl(TranslationService& s, Metrics& m, const HttpOptions& o) : service(s), metrics(m), options(o) { routes(); }
 
@@ -103,6 +110,11 @@ struct HttpServer::Impl {
       }
       res.set_content(error_body(message), kJson);
       if (req.method == "POST" && req.path == "/v1/translate") metrics.request_done(res.status, 0);
+    });
+    // Stopping: every answer (any endpoint, errors too) asks its client to close the connection,
+    // so that none stays for more requests while the server drains.
+    http.set_post_routing_handler([this](const httplib::Request&, httplib::Response& res) {
+      if (stopping && !res.has_header("Connection")) res.set_header("Connection", "close");
     });
     http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
       res.status = 500;
@@ -196,15 +208,17 @@ int HttpServer::bind() {
 void HttpServer::serve_until(const std::function<bool()>& stop_requested) {
   std::atomic<bool> ended{false};
   std::thread listener([&] {
-    if (!impl_->http.listen_after_bind()) spdlog::error("serve: the listening socket failed");
+    if (!impl_->http.listen_after_bind() && !impl_->stopping) spdlog::error("serve: the listening socket failed");
     ended = true;
   });
-  // stop() does nothing before the listener runs, so wait for it to start first.
-  while (!impl_->http.is_running() && !ended) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   while (!ended && !stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   spdlog::info("serve: stopping: no new connections; answering the requests in hand");
-  impl_->http.stop();  // closes the listening socket; listen_after_bind returns when handlers are done
-  listener.join();
+  impl_->stopping = true;
+  // Once ended, httplib has closed the socket itself (on an accept error), and its number may
+  // belong to another file by now. (An accept error at the very moment of a stop request is the
+  // one window left: the check and the shutdown are not atomic with httplib's close.)
+  if (!ended) impl_->http.stop_accepting();
+  listener.join();  // after every accepted connection has been served
 }
 
 }  // namespace heed::serve

@@ -40,7 +40,8 @@ class HttpServer {
   // Opens the listening socket; returns its port. Throws heed::Error when it cannot.
   int bind();
   // Serves until stop_requested() (polled every 20 ms) is true, then stops taking connections
-  // and returns once every request being handled has been answered.
+  // and returns once every connection taken has been served: the requests being handled and
+  // those waiting for an io thread are answered (with "Connection: close"), none is dropped.
   void serve_until(const std::function<bool()>& stop_requested);
 
  private:

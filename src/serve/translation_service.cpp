@@ -11,6 +11,7 @@
 #include "serve/decode_batch.hpp"
 #include "tensor/dnnl_context.hpp"
 #include "util/error.hpp"
+#include "util/text_lines.hpp"
 
 namespace heed::serve {
 
@@ -44,7 +45,7 @@ std::vector<TranslationResult> TranslationService::translate(const TranslateRequ
   for (size_t i = 0; i < request.text.size(); ++i) {
     // On the HTTP server's connection thread: uncached, since a word cache on each of its tens of
     // threads would hold as many copies of the same words (up to 2^17 words each).
-    const std::vector<int> ids = tokenizers_.source().encode_uncached(request.text[i]);
+    const std::vector<int> ids = tokenizers_.source().encode_uncached(trim_space(request.text[i]));
     if (static_cast<int>(ids.size()) > options_.max_sentence_tokens) {
       const std::string field = "text[" + std::to_string(i) + "]";
       throw RequestError(413, field,

@@ -46,7 +46,9 @@ bool grad_enabled() { return g_grad_enabled; }
 NoGradGuard::NoGradGuard() : previous_(g_grad_enabled) { g_grad_enabled = false; }
 NoGradGuard::~NoGradGuard() { g_grad_enabled = previous_; }
 
-bool needs_grad(std::initializer_list<const Var*> inputs) {
+namespace {
+template <class Inputs>
+bool needs_grad_of(const Inputs& inputs) {
   if (!g_grad_enabled) return false;
   g_watched_inputs.clear();
   bool needed = false;
@@ -57,6 +59,10 @@ bool needs_grad(std::initializer_list<const Var*> inputs) {
     }
   return needed;
 }
+}  // namespace
+
+bool needs_grad(std::initializer_list<const Var*> inputs) { return needs_grad_of(inputs); }
+bool needs_grad(const std::vector<const Var*>& inputs) { return needs_grad_of(inputs); }
 
 void record_backward(std::function<void()> backward) {
   for (VarNode* node : g_watched_inputs) {

@@ -60,8 +60,11 @@ class NoGradGuard {
   bool previous_;
 };
 
-// True when an op with these inputs must record a backward function.
+// True when an op with these inputs must record a backward function. Called once per op, with
+// all its inputs, right before its record_backward: the call notes which watched leaves the
+// op uses (each call starts that list afresh).
 bool needs_grad(std::initializer_list<const Var*> inputs);
+bool needs_grad(const std::vector<const Var*>& inputs);
 
 // Appends a backward function to the tape (ops call this).
 void record_backward(std::function<void()> backward);

@@ -126,6 +126,8 @@ Tensor Tensor::reshape(const Shape& shape) const {
     if (s[i] == -1) {
       if (infer >= 0) throw Error("reshape: more than one -1 in " + shape_str(shape));
       infer = static_cast<int>(i);
+    } else if (s[i] < 0) {  // {-2, -2} has 4 elements by the product, and no meaning
+      throw Error("reshape: a negative size in " + shape_str(shape));
     } else {
       known *= s[i];
     }

@@ -24,7 +24,7 @@ void count_batch(const std::vector<std::string>& lines, std::vector<WordCounts>&
       WordCounts& counts = per_thread[t];
       std::string key;
       for (long i = n * t / threads; i < n * (t + 1) / threads; ++i)
-        for_each_word(lines[i], [&](std::string_view word) {
+        for_each_word(trim_space(lines[i]), [&](std::string_view word) {  // as training reads the line
           key.assign(word);
           ++counts[key];
         });

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 
 #include "dist/process_group.hpp"
 #include "models/factory.hpp"
@@ -181,10 +182,26 @@ bool Trainer::beats_best(double metric) const {
                      tc_.validation_metric);
 }
 
+ValidationResult Trainer::run_validator() {
+  if (dist::size() == 1) return validator_->run(*model_);
+  // Data-parallel: each rank's shard ends in all-reduces, so a rank must not leave it on an
+  // interrupt the others have not seen. The ranks finish it, then share what they saw: they stop
+  // together, at the loop's next check or right after a validation that ends the run.
+  ValidationResult r;
+  {
+    const InterruptsDeferred together;
+    r = validator_->run(*model_);
+  }
+  double seen = interrupted() ? 1.0 : 0.0;
+  dist::all_reduce_sum(&seen, 1);
+  interrupt_seen_ = interrupt_seen_ || seen > 0;
+  return r;
+}
+
 void Trainer::validate() {
   if (!validator_) return;
   model_->set_training(false);
-  const ValidationResult r = validator_->run(*model_);
+  const ValidationResult r = run_validator();
   const double metric = validation_metric(r);
   const bool improved = beats_best(metric);
   if (improved) {
@@ -251,7 +268,10 @@ void Trainer::try_checkpoint_average() {
   }
   load_parameters(mean, origin, model_->parameters());
   model_->set_training(false);
-  const ValidationResult r = validator_->run(*model_);
+  const ValidationResult r = run_validator();
+  // Data-parallel: an interrupt during it, now known to every rank, stops them all; the mean is
+  // not kept (the best checkpoint stays the model). One process was stopped inside it.
+  if (interrupt_seen_) throw Interrupted(/*every_rank=*/true);
   const double metric = validation_metric(r);
   const bool better = beats_best(metric);
   if (better) {
@@ -421,6 +441,7 @@ TrainSummary Trainer::run() {
       check_ranks_agree();
       save_checkpoint();
     }
+    if (interrupt_seen_) throw Interrupted();  // seen by every rank during the last validation
   } catch (const Interrupted&) {
     bar_.clear();
     save_checkpoint(/*snapshot=*/progress_.step > 0 && progress_.step % tc_.validate_every == 0);

@@ -64,6 +64,7 @@ class Trainer {
   bool update();
   // Dev loss (and BLEU): keeps model.safetensors when the metric improved.
   void validate();
+  ValidationResult run_validator();
   void write_curves() const;
   void try_checkpoint_average();
   // The validation metric (BLEU or dev loss), and whether it beats the best so far.

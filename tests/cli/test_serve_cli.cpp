@@ -1,8 +1,9 @@
 // heed serve as a client sees it: a real server on a free loopback port, answers equal to
 // `heed translate` for the same lines (alone, concurrent, n-best and alignments), refused
 // requests with their status codes and fields, the metrics counters, the page, the per-request
-// timeout, and SIGTERM, which answers the request in hand before exiting 0. The model is the tiny
-// random-weight GRU of model_fixture.hpp (outputs arbitrary but deterministic).
+// timeout, and SIGTERM, which answers the requests in hand and those waiting for an io thread
+// before exiting 0. The model is the tiny random-weight GRU of model_fixture.hpp (outputs
+// arbitrary but deterministic).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -344,6 +345,39 @@ TEST_CASE("serve: SIGTERM stops new connections but answers the request in hand,
   CHECK(texts(answer.body["translations"]) == translate_offline(model_dir(), lines, "--beam 2", scratch("drain")));
   CHECK(server.stop() == 0);
   CHECK(server.log().find("serve: stopping") != std::string::npos);
+}
+
+TEST_CASE("serve: SIGTERM answers a request still waiting for an io thread too", "[cli][serve]") {
+  // One io thread: while it handles the long request, the short one's connection waits its turn.
+  ServerProcess server(model_dir(), scratch("drain_queued"),
+                       {"--io-threads", "1", "--max-sentences", "2000", "--max-batch-tokens", "200"});
+  REQUIRE(server.port() > 0);
+  std::vector<std::string> lines;
+  while (lines.size() < 2000) {
+    const std::vector<std::string> sample = sample_lines(0, 2000 - lines.size());
+    lines.insert(lines.end(), sample.begin(), sample.end());
+  }
+  Answer long_answer, short_answer;
+  const auto sent = std::chrono::steady_clock::now();
+  std::thread long_client([&] { long_answer = post(server, json{{"text", lines}, {"beam", 4}}); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::thread short_client([&] { short_answer = post(server, json{{"text", json::array({"one"})}, {"beam", 2}}); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ::kill(server.pid(), SIGTERM);
+  const double signalled_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sent).count();
+  long_client.join();
+  short_client.join();
+  REQUIRE(long_answer.status == 200);
+  // The scene the test is about: the long request was still being decoded at the signal.
+  REQUIRE(long_answer.body["time_ms"].get<double>() > signalled_ms - 100);
+  CHECK(texts(long_answer.body["translations"]) ==
+        translate_offline(model_dir(), lines, "--beam 4", scratch("drain_queued")));
+  CHECK(short_answer.status == 200);
+  CHECK(texts(short_answer.body["translations"]) ==
+        translate_offline(model_dir(), {"one"}, "--beam 2", scratch("drain_queued_short")));
+  CHECK(server.stop() == 0);
+  CHECK(server.log().find("error") == std::string::npos);
 }
 
 TEST_CASE("serve: health, metrics and the page", "[cli][serve]") {

@@ -103,6 +103,25 @@ TEST_CASE("line count and order are kept; empty lines give empty translations", 
   }
 }
 
+TEST_CASE("a line reads as training read it: CRLF and white space at the ends make no difference", "[translator]") {
+  auto model = tiny_gru();
+  const auto plain = sample_lines(4);
+  std::vector<std::string> padded;
+  for (const std::string& line : plain) padded.push_back("  \t" + line + " \r");
+  padded.push_back(" \r");  // white space alone: an empty line
+  const auto expected = translate_lines(*model, sample_tokenizers(), plain, short_search(2, 4), 0);
+  const auto got = translate_lines(*model, sample_tokenizers(), padded, short_search(2, 4), 0);
+  REQUIRE(got.size() == plain.size() + 1);
+  for (size_t i = 0; i < plain.size(); ++i) {
+    INFO("line " << i);
+    CHECK(got[i].source_tokens == expected[i].source_tokens);
+    CHECK(got[i].nbest[0].tokens == expected[i].nbest[0].tokens);
+  }
+  CHECK(got.back().source_tokens.empty());
+  REQUIRE(got.back().nbest.size() == 1);
+  CHECK(got.back().nbest[0].text.empty());
+}
+
 TEST_CASE("inputs longer than the limit are truncated and flagged", "[translator]") {
   auto model = tiny_gru();
   const std::vector<std::string> lines = {"a b", "this line has many more words than the limit allows"};

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <stdexcept>
 
 #include "metrics/ranking.hpp"
 
@@ -25,4 +26,13 @@ TEST_CASE("roc_auc and average_precision: hand-computed cases") {
   CHECK(average_precision({5, 5, 5, 1}, {true, true, false, true}) == Approx(2.0 / 3 * 2.0 / 3 + 1.0 / 3 * 3.0 / 4));
   CHECK(std::isnan(roc_auc({1, 2}, {true, true})));
   CHECK(std::isnan(average_precision({1, 2}, {false, false})));
+}
+
+TEST_CASE("roc_auc and average_precision: a NaN score makes the metric NaN, at once") {
+  // NaN equals not even itself: the grouping of tied scores once never advanced past it.
+  CHECK(std::isnan(roc_auc({NAN, 1.f}, {true, false})));
+  CHECK(std::isnan(average_precision({NAN, 1.f}, {true, false})));
+  CHECK(std::isnan(roc_auc({2.f, NAN, 1.f, 0.5f}, {true, false, false, true})));
+  CHECK(std::isnan(average_precision({2.f, 1.f, NAN}, {true, false, true})));
+  CHECK_THROWS_AS(roc_auc({NAN}, {true, false}), std::invalid_argument);  // lengths first
 }

@@ -493,6 +493,25 @@ TEST_CASE("shape ops, embedding, masked_fill and reductions move the right value
   CHECK(mean(Var(x)).value().item() == 2.5f);
 }
 
+TEST_CASE("ill-shaped inputs are an error, never a write out of bounds or a division by zero") {
+  Tensor x = Tensor::from_vector({2, 3}, {0, 1, 2, 3, 4, 5});
+  // a part with fewer axes than the concat axis (its size there was once written before the check)
+  CHECK_THROWS_WITH(concat({Var(x), Var(Tensor::zeros({4}))}, 1), Catch::Contains("concat: shapes"));
+  CHECK_THROWS_WITH(concat({Var(Tensor::zeros({4})), Var(x)}, 0), Catch::Contains("concat: shapes"));
+  // an empty last axis: no rows to normalise over
+  const Var empty(Tensor::zeros({2, 0}), true);
+  CHECK_THROWS_WITH(softmax(empty), Catch::Contains("empty last axis"));
+  CHECK_THROWS_WITH(log_softmax(empty), Catch::Contains("empty last axis"));
+  CHECK_THROWS_WITH(layer_norm(empty, Var(Tensor::zeros({0})), Var(Tensor::zeros({0})), 1e-5f),
+                    Catch::Contains("empty last axis"));
+  CHECK_THROWS_WITH(cross_entropy(empty, {0, 0}, -100, 0.f, 1.f), Catch::Contains("empty vocabulary"));
+  // sizes below -1 (the product of {-2, -2} is the 4 of a [2, 2] tensor)
+  const Tensor four = Tensor::zeros({2, 2});
+  CHECK_THROWS_WITH(four.reshape({-2, -2}), Catch::Contains("negative size"));
+  CHECK_THROWS_WITH(Tensor::zeros({8}).reshape({-1, -4}), Catch::Contains("negative size"));
+  CHECK(four.reshape({-1}).shape() == Shape{4});
+}
+
 TEST_CASE("a strided view copies into the dense layout it views, on one thread or two") {
   const Tensor t = random_tensor({6, 50, 7, 40}, 21);  // 84,000 elements: above the parallel size
   // Axes 1 and 2 swapped keeps whole rows of the last axis (copied as rows); 1 and 3 does not.

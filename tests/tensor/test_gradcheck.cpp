@@ -16,7 +16,7 @@ Tensor away_from_zero(const Shape& shape, uint64_t seed) {
 }
 }  // namespace
 
-TEST_CASE("gradcheck matmul: 2-D, batched and shared-B, every transpose combination") {
+TEST_CASE("gradcheck matmul: 2-D, batched, shared-B and batch-1 B, every transpose combination") {
   const int64_t M = 3, K = 5, N = 7, B = 2;
   for (int ta = 0; ta < 2; ++ta)
     for (int tb = 0; tb < 2; ++tb) {
@@ -29,6 +29,8 @@ TEST_CASE("gradcheck matmul: 2-D, batched and shared-B, every transpose combinat
       Shape a3 = {B, a2[0], a2[1]}, b3 = {B, b2[0], b2[1]};
       check_gradients("matmul batched" + tag, f, {random_tensor(a3, 5), random_tensor(b3, 6)});
       check_gradients("matmul shared B" + tag, f, {random_tensor(a3, 7), random_tensor(b2, 8)});
+      // a batch of one B beside a batch of A: shared too (its batched gradient once failed)
+      check_gradients("matmul batch-1 B" + tag, f, {random_tensor(a3, 9), random_tensor({1, b2[0], b2[1]}, 10)});
     }
 }
 

@@ -86,3 +86,25 @@ TEST_CASE("a gradient that reaches a watched leaf after its notice throws") {
   CHECK_THROWS_WITH(backward(loss, [](VarNode*) {}), Catch::Contains("after backward had finished with it"));
   CHECK(w.node()->pending_uses == 0);
 }
+
+TEST_CASE("concat counts a watched leaf in any part, not only in the first that needs a gradient") {
+  Var x(Tensor::from_vector({1, 2}, {0.5f, -1}));
+  Var a = parameter({2, 2}, 1.f);  // needs a gradient, not watched: concat's first part
+  Var w = parameter({2, 2}, 0.3f);
+  watch_gradient(w);
+  Var joined = concat({a, w}, 0);  // w in the second part
+  Var later = matmul(x, w);        // a use of w recorded after it: backward runs it first
+  Var loss = add(sum(mul(joined, joined)), sum(later));
+  int notices = 0;
+  std::vector<float> at_notice;
+  backward(loss, [&](VarNode* node) {
+    if (node != w.node()) return;
+    ++notices;
+    at_notice = values_of(node->grad);
+  });
+  CHECK(notices == 1);
+  CHECK(at_notice == values_of(w.grad()));
+  // d/dw of sum(w∘w) + sum(x·w): 2w + xᵀ·1
+  const std::vector<float> expected = {2 * 0.3f + 0.5f, 2 * 0.4f + 0.5f, 2 * 0.5f - 1, 2 * 0.6f - 1};
+  for (size_t i = 0; i < expected.size(); ++i) CHECK(values_of(w.grad())[i] == Approx(expected[i]));
+}

@@ -7,6 +7,7 @@
 #include "tensor/ops.hpp"
 #include "tensor/quantize.hpp"
 #include "tensor/random.hpp"
+#include "util/error.hpp"
 
 using namespace heed;
 
@@ -88,4 +89,24 @@ TEST_CASE("int8 linear: exact integer sums, within the activation-rounding bound
       }
     }
   }
+}
+
+TEST_CASE("int8 linear: the bias is checked as fp32's is, and a strided one is read as it views", "[int8]") {
+  Rng rng(5);
+  Tensor w = Tensor::empty({8, 16}), x = Tensor::empty({3, 16});
+  rng.fill_normal(w, 0.f, 0.1f);
+  rng.fill_normal(x, 0.f, 1.f);
+  const PackedWeight int8 = pack_weight_int8(w);
+  Tensor y = Tensor::empty({3, 8});
+  CHECK_THROWS_AS(linear_into(y, x, int8, Tensor::zeros({4}), false), Error);  // 4 values for 8 rows
+  CHECK_THROWS_AS(linear_into(y, x, pack_weight(w), Tensor::zeros({4}), false), Error);
+  // every other value of 16 (a column of [8, 2]): a strided view, whose contiguous copy must live
+  // through the product
+  Tensor wide = Tensor::empty({8, 2});
+  rng.fill_normal(wide, 0.f, 1.f);
+  const Tensor strided = wide.transpose(0, 1).slice(0, 1);
+  REQUIRE_FALSE(strided.is_contiguous());
+  linear_into(y, x, int8, strided, false);
+  const Tensor plain = linear(x, int8, strided.contiguous().reshape({8}));
+  for (int64_t i = 0; i < y.numel(); ++i) CHECK(y.data()[i] == plain.data()[i]);
 }

@@ -127,6 +127,21 @@ TEST_CASE("training on files without text is an error naming them, not a tokeniz
   std::remove("tokenizer_training_blank.txt");
 }
 
+TEST_CASE("a CRLF file, or white space at the line ends, learns the tokenizer of the plain text", "[tokenizer]") {
+  // Training pairs are read trimmed: a tokenizer learning "\r" or edge spaces would spend pieces
+  // on text the model never sees.
+  const std::string plain_path = heed::test::sample_files()[0], padded_path = "tokenizer_training_crlf.txt";
+  std::string padded;
+  for (const std::string& line : heed::read_lines_utf8(plain_path)) padded += "  " + line + " \t\r\n";
+  heed::write_file_atomic(padded_path, padded);
+  heed::TokenizerOptions opts;
+  opts.vocab_size = 500;
+  const Tokenizer plain = Tokenizer::train({plain_path}, opts), from_padded = Tokenizer::train({padded_path}, opts);
+  CHECK(from_padded.to_json().dump() == plain.to_json().dump());
+  CHECK(from_padded.piece_id("\r") == heed::kUnkId);  // "\r" is not a learned piece
+  std::remove(padded_path.c_str());
+}
+
 TEST_CASE("invalid UTF-8 in training text names file and line", "[tokenizer]") {
   const std::string path = "tokenizer_training_invalid.txt";
   heed::write_file_atomic(path, "fine\nalso fine\nbad \xC3\x28 here\n");

@@ -65,7 +65,7 @@ void shared_b_transposed_a_backward(const Var& a, const Var& b, const Tensor& av
 // Column sums of g[rows, cols] into bias's gradient.
 void bias_grad(const Var& bias, const Tensor& g) {
   if (!bias.defined() || !bias.requires_grad()) return;
-  const int64_t cols = g.dim(-1), rows = g.numel() / cols;
+  const int64_t cols = g.dim(-1), rows = cols ? g.numel() / cols : 0;
   Tensor db = Tensor::zeros({cols});
   const float* p = g.data();
   float* d = db.data();
@@ -86,6 +86,10 @@ void bias_grad(const Var& bias, const Tensor& g) {
 }  // namespace
 
 Var matmul(const Var& a, const Var& b, bool ta, bool tb) {
+  // A batch of one B beside a batch of A is one B shared by the batch: multiplied, and its
+  // gradient summed over the batch, as a 2-D B is (a batched gradient would not fit its matrix).
+  if (a.ndim() == 3 && b.ndim() == 3 && b.dim(0) == 1 && a.dim(0) != 1)
+    return matmul(a, reshape(b, {b.dim(1), b.dim(2)}), ta, tb);
   Tensor av = a.value().contiguous(), bv = b.value().contiguous();
   Tensor c = Tensor::empty(matmul_shape(av, bv, ta, tb));
   matmul_into(c, av, bv, ta, tb);

@@ -14,7 +14,9 @@ namespace heed {
 Var cross_entropy(const Var& logits, const std::vector<int32_t>& targets, int ignore_index, float eps, float normalizer,
                   CrossEntropyStats* stats) {
   Tensor lv = logits.value().contiguous();
-  const int64_t vocab = lv.dim(-1), rows = lv.numel() / vocab;
+  const int64_t vocab = lv.dim(-1);
+  if (vocab == 0) throw Error("cross_entropy over an empty vocabulary " + shape_str(lv.shape()));
+  const int64_t rows = lv.numel() / vocab;
   if (static_cast<int64_t>(targets.size()) != rows)
     throw Error("cross_entropy: " + std::to_string(targets.size()) + " targets for " + std::to_string(rows) + " rows");
   for (int32_t y : targets)

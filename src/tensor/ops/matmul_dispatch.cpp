@@ -394,7 +394,8 @@ Int8Entry& int8_matmul(int64_t M, int64_t in, int64_t out) {
   });
 }
 
-// y = x · wᵀ (+ bias) on int8 weights: x quantized per row, an exact int8 product, rescaled:
+// y = x · wᵀ (+ bias, contiguous, w.out values) on int8 weights: x quantized per row, an exact
+// int8 product, rescaled:
 // y[m, o] = s_x[m] · (s_w[o] · Σ_i (q_x[m, i] + 128) q_w[o, i] − 128 · s_w[o] · Σ_i q_w[o, i]) + b[o].
 void linear_int8_into(const Tensor& y, const Tensor& x, const PackedWeight& w, const Tensor& bias, bool accumulate) {
   const int64_t M = x.numel() / w.in;
@@ -402,8 +403,7 @@ void linear_int8_into(const Tensor& y, const Tensor& x, const PackedWeight& w, c
   for_row_pieces(M, [&](int64_t, int64_t rows) { packed &= int8_matmul(rows, w.in, w.out).takes_packed; });
   if (!packed) {  // another layout for a row count (none seen: kept for safety): fp32, dequantized
     const Tensor b = dequantized_weight(w);
-    const Tensor bias_v = bias.defined() ? bias.contiguous().reshape({w.out}) : Tensor();
-    run_matmul(y.reshape({M, w.out}), x.reshape({M, w.in}), false, b, true, bias.defined() ? &bias_v : nullptr,
+    run_matmul(y.reshape({M, w.out}), x.reshape({M, w.in}), false, b, true, bias.defined() ? &bias : nullptr,
                accumulate);
     return;
   }
@@ -425,7 +425,7 @@ void linear_int8_into(const Tensor& y, const Tensor& x, const PackedWeight& w, c
     e.prim.execute(dnnl_ctx::stream(), e.args);
   });
   dnnl_ctx::stream().wait();
-  const float* b = bias.defined() ? bias.contiguous().data() : nullptr;
+  const float* b = bias.defined() ? bias.data() : nullptr;
   float* out = y.data();
   const float* p = product.data();
   const float* zero_point = w.zero_point_sums.data();
@@ -487,18 +487,20 @@ Tensor linear(const Tensor& x, const PackedWeight& w, const Tensor& bias) {
 
 void linear_into(const Tensor& y, const Tensor& x, const PackedWeight& w, const Tensor& bias, bool accumulate) {
   Tensor xv = x.contiguous();
-  if (xv.dim(-1) != w.in)
+  if (xv.dim(-1) != w.in || w.in == 0)
     throw Error("linear: input " + shape_str(xv.shape()) + " with a packed weight [" + std::to_string(w.out) + ", " +
                 std::to_string(w.in) + "]");
   const int64_t M = xv.numel() / w.in;
   if (!y.is_contiguous() || y.numel() != M * w.out)
     throw Error("linear: result " + shape_str(y.shape()) + " for " + std::to_string(M) + " rows of " +
                 std::to_string(w.out));
+  // Checked for both paths (reshape throws unless it has w.out values), and kept alive here: a
+  // strided bias's contiguous copy must outlive the products that read it.
+  const Tensor bias_v = bias.defined() ? bias.contiguous().reshape({w.out}) : Tensor();
   if (w.is_int8()) {
-    linear_int8_into(y, xv, w, bias, accumulate);
+    linear_int8_into(y, xv, w, bias_v, accumulate);
     return;
   }
-  Tensor bias_v = bias.defined() ? bias.contiguous().reshape({w.out}) : Tensor();
   const memory::data_type type = w.bf16 ? memory::data_type::bf16 : memory::data_type::f32;
   bool packed = true;
   for_row_pieces(M, [&](int64_t, int64_t rows) {

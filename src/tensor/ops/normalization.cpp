@@ -25,7 +25,9 @@ struct SoftmaxEntry {
 template <class Fwd, class Bwd>
 Var softmax_like(const Var& a, const char* name) {
   Tensor av = a.value().contiguous();
-  const int64_t cols = av.dim(-1), rows = av.numel() / cols;
+  const int64_t cols = av.dim(-1);
+  if (cols == 0) throw Error(std::string(name) + " over an empty last axis " + shape_str(av.shape()));
+  const int64_t rows = av.numel() / cols;
   Tensor out = Tensor::empty(av.shape());
   if (!needs_grad({&a})) {
     for_row_pieces(rows, [&](int64_t r0, int64_t n) {
@@ -91,7 +93,9 @@ Var log_softmax(const Var& a) {
 
 Var layer_norm(const Var& x, const Var& gamma, const Var& beta, float eps) {
   Tensor xv = x.value().contiguous();
-  const int64_t cols = xv.dim(-1), rows = xv.numel() / cols;
+  const int64_t cols = xv.dim(-1);
+  if (cols == 0) throw Error("layer_norm over an empty last axis " + shape_str(xv.shape()));
+  const int64_t rows = xv.numel() / cols;
   if (gamma.value().numel() != cols || beta.value().numel() != cols)
     throw Error("layer_norm: input " + shape_str(xv.shape()) + " with scale " + shape_str(gamma.shape()));
   const auto flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;

@@ -113,6 +113,7 @@ Var concat(const std::vector<Var>& parts, int axis) {
   Shape shape = parts[0].shape();
   shape[axis] = 0;
   for (const auto& p : parts) {
+    if (p.ndim() != n) throw Error("concat: shapes " + shape_str(parts[0].shape()) + " and " + shape_str(p.shape()));
     Shape s = p.shape();
     shape[axis] += s[axis];
     s[axis] = 0;
@@ -127,14 +128,15 @@ Var concat(const std::vector<Var>& parts, int axis) {
   std::vector<Tensor> values;
   std::vector<int64_t> widths, cols;
   int64_t col = 0;
-  bool grad = false;
+  std::vector<const Var*> inputs;
   for (const auto& p : parts) {
     values.push_back(p.value().contiguous());
     widths.push_back(p.dim(axis) * inner);
     cols.push_back(col);
     col += widths.back();
-    grad = grad || needs_grad({&p});
+    inputs.push_back(&p);
   }
+  const bool grad = needs_grad(inputs);  // every part: a watched one anywhere is counted
   std::vector<float*> part_data;
   for (const auto& v : values) part_data.push_back(v.data());
   copy_parts(out.data(), out_row, part_data, widths, cols, outer, false);
