@@ -288,14 +288,20 @@ TEST_CASE("heed quantize writes an int8 model directory that translate detects",
   const Result f = run(std::string(HEED_BINARY) + " --threads 1 translate -m " + int8 + " --precision fp32 -i " + m.input);
   CHECK(f.exit_code == 0);
   CHECK(f.err.find("gru-bahdanau model") != std::string::npos);
+  CHECK(split_lines(f.out).size() == kLines.size());
   // an fp32 model quantized on load
   const Result on_load = run(std::string(HEED_BINARY) + " --threads 1 translate -m " + m.gru + " --precision int8 -i " + m.input);
   CHECK(on_load.exit_code == 0);
   CHECK(on_load.err.find("gru-bahdanau int8 model") != std::string::npos);
+  CHECK(split_lines(on_load.out).size() == kLines.size());
   // an ensemble of an int8 and an fp32 model
   const Result mixed = run(kHeed + " translate -m " + int8 + " -m " + m.gru + " -i " + m.input);
   CHECK(mixed.exit_code == 0);
-  CHECK(run(kHeed + " score -m " + int8 + " -s " + m.input + " -t " + m.input).exit_code == 0);
+  CHECK(split_lines(mixed.out).size() == kLines.size());
+  const Result scored = run(kHeed + " score -m " + int8 + " -s " + m.input + " -t " + m.input);
+  CHECK(scored.exit_code == 0);
+  REQUIRE(split_lines(scored.out).size() == kLines.size());
+  for (const std::string& line : split_lines(scored.out)) CHECK(std::stod(line) < 0);  // a log-probability
 
   // nothing is overwritten; an int8 model is not quantized again; bad values are usage errors
   const Result again = run(kHeed + " quantize -m " + m.gru + " -o " + int8);

@@ -231,6 +231,7 @@ TEST_CASE("the length limit never passes the model's decoder positions", "[beam]
   model.set_bias(kEosId, -30.f);
   model.set_max_positions(6);  // steps 0..5: five tokens, then </s>
   const auto capped = beam_search(model, one_sentence(7, 4), opt);
+  REQUIRE_FALSE(capped[0].empty());
   for (const auto& hyp : capped[0]) CHECK(hyp.tokens.size() == 5);
 
   ModelConfig c = test::tiny_model_config(Arch::transformer);  // a real model that throws past its positions
@@ -238,6 +239,7 @@ TEST_CASE("the length limit never passes the model's decoder positions", "[beam]
   auto transformer = make_model(c, 29, 29, 1);
   std::vector<std::vector<Hypothesis>> got;
   REQUIRE_NOTHROW(got = beam_search(*transformer, make_batch({{5, 6, 7, 8}}, {}), opt));
+  REQUIRE_FALSE(got[0].empty());
   for (const auto& hyp : got[0]) CHECK(hyp.tokens.size() <= 5);
 }
 

@@ -135,6 +135,8 @@ TEST_CASE("forced scores of an ensemble of real models match its beam search's s
       searched.push_back(&h);
     }
   const auto scores = forced_scores(ensemble, src, tgt, opt);
+  REQUIRE(searched.size() == 9);  // 3 hypotheses for each of 3 sentences
+  REQUIRE(scores.size() == searched.size());
   for (size_t i = 0; i < scores.size(); ++i) {
     CHECK(scores[i].log_prob == Approx(searched[i]->log_prob).margin(2e-4));
     CHECK(scores[i].score == Approx(searched[i]->score).margin(2e-4));

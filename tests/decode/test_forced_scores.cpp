@@ -47,6 +47,8 @@ TEST_CASE("forced scores equal beam search's scores of its own hypotheses", "[fo
     // one pair at a time gives the same numbers (to float rounding)
     for (size_t i = 0; i < src.size(); i += 3) {
       const auto alone = forced_scores(*model, {src[i]}, {tgt[i]}, opt)[0];
+      REQUIRE(alone.token_log_probs.size() == tgt[i].size() + 1);  // each token and </s>
+      REQUIRE(alone.token_log_probs.size() == scores[i].token_log_probs.size());
       for (size_t t = 0; t < alone.token_log_probs.size(); ++t)
         CHECK(alone.token_log_probs[t] == Approx(scores[i].token_log_probs[t]).margin(1e-5));
     }

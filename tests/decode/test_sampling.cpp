@@ -180,12 +180,19 @@ TEST_CASE("sampling keeps prefixes and the length limit; search() dispatches on 
   SearchConstraints constraints;
   constraints.prefixes = {{7, 8}};
   const auto samples = sample(model, one_sentence(4), d, true, constraints);
+  REQUIRE(samples.size() == 1);
+  REQUIRE(samples[0].size() == 20);
   for (const Hypothesis& h : samples[0]) {
     REQUIRE(h.tokens.size() >= 2);
     CHECK(h.tokens.size() <= 3);
     CHECK(h.tokens[0] == 7);
     CHECK(h.tokens[1] == 8);
   }
+  // search() with sampling on samples (the same draws: the same seed and sentence ids)
+  const auto dispatched = search(model, one_sentence(4), d, true, constraints);
+  REQUIRE(dispatched.size() == 1);
+  REQUIRE(dispatched[0].size() == samples[0].size());
+  for (size_t k = 0; k < samples[0].size(); ++k) CHECK(dispatched[0][k].tokens == samples[0][k].tokens);
   DecodingConfig beam;
   beam.beam = 3;
   const auto by_search = search(model, one_sentence(4), beam)[0];

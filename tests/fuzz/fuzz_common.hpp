@@ -15,12 +15,18 @@ namespace heed::fuzz {
 
 inline std::string text(const uint8_t* data, size_t size) { return {reinterpret_cast<const char*>(data), size}; }
 
-// Runs `body`; heed::Error is the expected outcome of bad input.
+// Inputs a target's main reader accepted (the targets count them): the replay of inputs known to
+// be valid checks it, so that a reader refusing everything cannot pass with its invariants unchecked.
+inline int accepted_inputs = 0;
+
+// Runs `body`; heed::Error is the expected outcome of bad input. True when the body ran through.
 template <class Body>
-void expect_errors_only(Body&& body) {
+bool expect_errors_only(Body&& body) {
   try {
     body();
+    return true;
   } catch (const Error&) {
+    return false;
   }
 }
 

@@ -2,10 +2,12 @@
 // whole model on odd sizes (one read and one write head; two read heads with more shifts than a
 // 3-row memory has rows), its closed-form parameter count, and the decoder checks every
 // architecture passes (step_checks.hpp): step == forward with teacher forcing, reorder() equal to
-// recomputing the reordered batch, held step weights. Padding invariance: test_padding_invariance.
+// recomputing the reordered batch. It has no prepared step weights, so int8 step precision (with or
+// without a hold) must leave its steps as they are. Padding invariance: test_padding_invariance.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <vector>
 
 #include "model_gradcheck.hpp"
 #include "models/ntm.hpp"
@@ -75,7 +77,20 @@ TEST_CASE("NTM reorder moves memory, head weights and controller with the beams"
   step_checks::reorder_follows_rows(*model, step_checks::test_batch());
 }
 
-TEST_CASE("NTM decoding with held step weights equals weights prepared per batch", "[ntm][step]") {
+TEST_CASE("NTM has no step weights: int8 step precision leaves its steps bitwise unchanged", "[ntm][step][int8]") {
   auto model = make_ntm(tiny(9, 1, 1, 1), 29, 29, 6);
-  step_checks::held_weights_match(*model, step_checks::test_batch());
+  CHECK_FALSE(model->has_step_weights());
+  const EvalMode eval(*model);
+  NoGradGuard no_grad;
+  const Batch batch = step_checks::test_batch();
+  REQUIRE(model->step_precision() == StepPrecision::fp32);
+  const std::vector<float> fp32 = step_checks::first_steps(*model, batch);
+  model->set_step_precision(StepPrecision::int8);
+  CHECK(step_checks::first_steps(*model, batch) == fp32);  // weights prepared by start(), were there any
+  {
+    const StepWeightsHold hold(*model);  // as translation decodes: the hold prepares them, were there any
+    CHECK(step_checks::first_steps(*model, batch) == fp32);
+  }
+  CHECK(step_checks::first_steps(*model, batch) == fp32);
+  model->set_step_precision(StepPrecision::fp32);
 }

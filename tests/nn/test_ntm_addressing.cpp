@@ -100,4 +100,24 @@ TEST_CASE("a zero key and an all-zero memory row give finite weights and gradien
   for (int i = 0; i < 4; ++i) total += w.value().data()[4 + i];
   CHECK(total == Approx(1.0));
   CHECK(w.value().data()[4 + 2] > 0.f);
+  // Its weight exactly, in double from the same inputs, as coefficients(CosineScore) computes it:
+  // cos_i = k · m_i / ((‖k‖ + ε)(‖m_i‖ + ε)) with l2_normalize's ε = 1e-8, β = softplus(2) (content()
+  // applies it), softmax of β cos_i over the rows. The zero row's cosine is 0, so its weight is
+  // exp(0) / (exp(0) + Σ_{i≠2} exp(β cos_i)).
+  const double eps = 1e-8, strength = std::log1p(std::exp(double(beta.value().data()[1])));
+  double key_norm = 0;
+  for (int j = 0; j < 3; ++j) key_norm += double(key.data()[3 + j]) * key.data()[3 + j];
+  key_norm = std::sqrt(key_norm);
+  double others = 0;
+  for (int i = 0; i < 4; ++i) {
+    if (i == 2) continue;
+    double km = 0, mm = 0;
+    for (int j = 0; j < 3; ++j) {
+      const double k_j = key.data()[3 + j], m_j = memory.data()[(4 + i) * 3 + j];
+      km += k_j * m_j;
+      mm += m_j * m_j;
+    }
+    others += std::exp(strength * km / ((key_norm + eps) * (std::sqrt(mm) + eps)));
+  }
+  CHECK(w.value().data()[4 + 2] == Approx(1.0 / (1.0 + others)).margin(1e-6));
 }

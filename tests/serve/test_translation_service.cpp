@@ -98,7 +98,14 @@ TEST_CASE("concurrent requests, batched together by two workers, get translate_l
       check_same(got[id][k], expected[setting][3 * id + k]);
     }
   }
-  CHECK(metrics.prometheus(0, 0).find("heed_batch_sentences_total 36\n") != std::string::npos);
+  const std::string text = metrics.prometheus(0, 0);
+  CHECK(text.find("heed_batch_sentences_total 36\n") != std::string::npos);
+  // Batched: a request's 3 sentences go out together at least (one batch per sentence: 36).
+  const size_t at = text.find("\nheed_batches_total ");
+  REQUIRE(at != std::string::npos);
+  const int batches = std::stoi(text.substr(at + std::string("\nheed_batches_total ").size()));
+  CHECK(batches >= 3);  // three search settings never share a batch
+  CHECK(batches <= 12);
 }
 
 TEST_CASE("a worker that drops its primitives after every batch still translates alike", "[serve]") {

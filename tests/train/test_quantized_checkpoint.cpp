@@ -1,17 +1,22 @@
 // int8 parameter files: which tensors become int8, that loading dequantizes them within half a
 // scale step, that the file is much smaller, that damaged int8 files are clear errors, and that
-// a model's decoding with int8 step products stays close to its fp32 decoding.
+// a model's decoding with int8 step products stays close to its fp32 decoding (also inside a
+// StepWeightsHold, as translation decodes, where the GRU's encoder recurrence is int8 too).
 #include <catch2/catch.hpp>
 
 #include "../temp_dir.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "../fixtures/tiny_models.hpp"
 #include "decode/beam_search.hpp"
 #include "io/safetensors.hpp"
 #include "models/factory.hpp"
+#include "models/seq2seq.hpp"
 #include "tensor/quantize.hpp"
 #include "train/checkpoint.hpp"
 #include "util/error.hpp"
@@ -31,6 +36,23 @@ ModelConfig mid_sized(Arch arch) {  // sizes where the matrices dominate, as in 
   c.transformer.d_model = 64;
   c.transformer.ffn_dim = 128;
   return c;
+}
+
+// How far b is from a (same shape): the largest |a - b|, the largest |a|, and the sum of |a - b|.
+struct Difference {
+  double worst = 0, largest = 0, total = 0;
+};
+
+Difference difference(const Tensor& a, const Tensor& b) {
+  REQUIRE(a.shape() == b.shape());
+  const Tensor x = a.contiguous(), y = b.contiguous();
+  Difference d;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    d.worst = std::max(d.worst, double(std::fabs(x.data()[i] - y.data()[i])));
+    d.largest = std::max(d.largest, double(std::fabs(x.data()[i])));
+    d.total += std::fabs(x.data()[i] - y.data()[i]);
+  }
+  return d;
 }
 
 }  // namespace
@@ -141,5 +163,44 @@ TEST_CASE("int8 step products give logits close to fp32 ones, step after step", 
       CHECK(worst <= 0.03 * largest);  // and stayed within a few per cent of the logits' range
       previous = {int32_t(10 + t), int32_t(50 + 3 * t), int32_t(199 - t)};
     }
+  }
+}
+
+TEST_CASE("inside a hold, the GRU's int8 encoder recurrence and int8 steps stay close to fp32", "[int8]") {
+  // Translation decodes inside a StepWeightsHold, and for the GRU the hold also packs the
+  // encoder's recurrent weights for the step precision: encode() then runs its recurrence on int8
+  // products. Both precisions decode the same inputs, each inside its own hold.
+  const int vocab = 200;
+  auto model = make_model(mid_sized(Arch::gru_bahdanau), vocab, vocab, 8);
+  REQUIRE(model->has_step_weights());
+  const EvalMode eval(*model);
+  NoGradGuard no_grad;
+  const Batch batch = make_batch({{5, 9, 13, 7, 22}, {30, 4, 100, 150}, {6, 6, 8}}, {});
+  // The encoder states [B, S, 2H], then the logits of five steps.
+  auto decode_held = [&](StepPrecision precision) {
+    model->set_step_precision(precision);  // takes effect when the hold prepares the weights
+    const StepWeightsHold hold(*model);
+    std::vector<Tensor> out;
+    const EncoderOutput encoded = model->encode(batch);
+    out.push_back(encoded.states.value().contiguous());
+    auto state = model->start(encoded);
+    std::vector<int32_t> previous(3, kBosId);
+    for (int t = 0; t < 5; ++t) {
+      out.push_back(model->step(*state, previous).logits.contiguous());
+      previous = {int32_t(10 + t), int32_t(50 + 3 * t), int32_t(199 - t)};
+    }
+    return out;
+  };
+  const std::vector<Tensor> fp32 = decode_held(StepPrecision::fp32);
+  const std::vector<Tensor> int8 = decode_held(StepPrecision::int8);
+  model->set_step_precision(StepPrecision::fp32);
+  REQUIRE(fp32.size() == 6);
+  REQUIRE(int8.size() == fp32.size());
+  for (size_t k = 0; k < fp32.size(); ++k) {
+    const std::string what = k == 0 ? std::string("encoder states") : "step " + std::to_string(k - 1) + " logits";
+    const Difference d = difference(fp32[k], int8[k]);
+    INFO(what << ": worst difference " << d.worst << " of values up to " << d.largest);
+    CHECK(d.total > 0);                  // the int8 path ran (for the encoder states: the held int8 recurrence)
+    CHECK(d.worst <= 0.03 * d.largest);  // and stayed within a few per cent of the values' range
   }
 }

@@ -3,6 +3,7 @@
 // gradient skips the update without touching parameters or optimizer state.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -79,12 +80,25 @@ TEST_CASE("apply_update: a finite step updates, clips, counts and clears the gra
   const auto before = params.all().front().second.value().to_vector();
   auto stats = accumulate_gradients(*model, {make_batch(kSrc1, kTgt1)}, 0.1f);
   const double norm = global_grad_norm(params);
+  const auto grad = params.all().front().second.grad().to_vector();  // apply_update clears it
   UpdateOutcome out = apply_update(params, adam, stats.loss_sum, 1e-3f, 0.01f);
   CHECK(out.applied);
   CHECK(out.grad_norm == Approx(norm));
   CHECK(adam.steps() == 1);
   CHECK(params.all().front().second.value().to_vector() != before);
   for (const auto& [name, var] : params.all()) CHECK_FALSE(var.grad().defined());
+  // Clipped: Adam's step barely tells a scaled gradient apart, its first moment does. After one
+  // step it is (1 − β1) · the clipped gradient.
+  const float scale = clip_factor(norm, 1e-3f);
+  REQUIRE(scale < 0.1f);
+  const auto m = adam.first_moments().front().to_vector();
+  REQUIRE(m.size() == grad.size());
+  double largest = 0;
+  for (size_t i = 0; i < grad.size(); ++i) {
+    CHECK(m[i] == Approx(0.1 * grad[i] * scale).margin(1e-12));
+    largest = std::max(largest, std::fabs(double(m[i])));
+  }
+  CHECK(largest > 0);
 }
 
 TEST_CASE("apply_update: NaN/Inf in the gradient or the loss skips the update") {
