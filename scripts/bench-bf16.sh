@@ -61,6 +61,7 @@ PY
 
 IFS=, read -r -a arch_list <<< "$archs"
 for arch in "${arch_list[@]}"; do
+  pids=()
   for precision in fp32 bf16; do
     rm -rf "$work/$arch-$precision"
     OMP_NUM_THREADS=1 "$heed" -q --threads 1 train -c "configs/$arch.json" -m "$work/$arch-$precision" \
@@ -68,8 +69,12 @@ for arch in "${arch_list[@]}"; do
       --set "tokenizer.path=$work/tokenizer.json" --set "training.max_time=${minutes}m" \
       --set "training.validate_every=$every" --set "training.precision=$precision" "${sets[@]}" \
       > "$work/$arch-$precision.log" 2>&1 &
+    pids+=($!)
   done
-  wait
+  # A run that failed part-way would be compared as if it had had the time: stop instead.
+  for pid in "${pids[@]}"; do
+    wait "$pid" || { echo "bench-bf16: a $arch run failed, see $work/$arch-*.log" >&2; exit 1; }
+  done
   echo "$arch:"
   python_report "$work/$arch-fp32" "$work/$arch-bf16"
   "$heed" -q plot -o "$work/$arch-curves.svg" "$work/$arch-fp32" "$work/$arch-bf16"

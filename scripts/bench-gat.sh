@@ -11,6 +11,7 @@
 # ACCURACY (default 0). Timings need a quiet machine: with other work running, both programs
 # slow down by different factors.
 set -euo pipefail
+shopt -s inherit_errexit  # a command failing inside $(...) stops the script: no figure from a failed run
 cd "$(dirname "$0")/.."
 
 reference=${1:-}

@@ -41,7 +41,9 @@ for s in "${runs[@]}"; do
   case $s in one | ranks | threads | tcp | blocking | nodes-1g | nodes-10g | nodes-1g-blocking | nodes-10g-blocking) ;;
     *) echo "bench-mpi.sh: unknown setting '$s'" >&2; exit 2 ;; esac
 done
-[[ $steps =~ ^[1-9][0-9]*$ && $steps -ge 20 ]] || { echo "bench-mpi.sh: --steps must be an integer >= 20" >&2; exit 2; }
+# Progress is logged every 10 steps: the timing reads the log at steps 10 and --steps.
+[[ $steps =~ ^[1-9][0-9]*$ && $steps -ge 20 && $((steps % 10)) -eq 0 ]] ||
+  { echo "bench-mpi.sh: --steps must be a multiple of 10, at least 20" >&2; exit 2; }
 [[ $repeats =~ ^[1-9][0-9]*$ ]] || { echo "bench-mpi.sh: --repeats must be a positive integer" >&2; exit 2; }
 case $arch in
   both) archs=(gru-bahdanau transformer) ;;
@@ -59,6 +61,7 @@ cleanup() {
   if ((namespaces)); then
     ip netns del heed-n0 2> /dev/null || true
     ip netns del heed-n1 2> /dev/null || true
+    ip link del h0 2> /dev/null || true
   fi
   rm -rf "$work"
 }
@@ -69,6 +72,7 @@ make_nodes() {
   [[ $(id -u) -eq 0 ]] || { echo "bench-mpi.sh: the nodes-* settings need root (ip netns, tc)" >&2; exit 2; }
   ip netns del heed-n0 2> /dev/null || true
   ip netns del heed-n1 2> /dev/null || true
+  ip link del h0 2> /dev/null || true  # left in the root namespace by a setup that failed half-way
   ip netns add heed-n0 && ip netns add heed-n1 && namespaces=1
   ip link add h0 type veth peer name h1
   ip link set h0 netns heed-n0 && ip link set h1 netns heed-n1

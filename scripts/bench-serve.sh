@@ -21,6 +21,7 @@
 # that both sides translate the same text. The client runs on the same machine and takes CPU from the server: its CPU time (and the
 # server's) is reported for each run, so the throughput can be read with that in mind.
 set -euo pipefail
+shopt -s inherit_errexit  # a command failing inside $(...) stops the script: no figure from a failed run
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 model=${1:?usage: $0 MODEL_DIR [full|quick]}

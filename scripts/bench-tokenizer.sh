@@ -15,6 +15,7 @@
 #   sentences (--input_sentence_size=0). Its other defaults stay (split_by_unicode_script,
 #   split_by_number, max_sentencepiece_length 16), which heed's defaults match.
 set -euo pipefail
+shopt -s inherit_errexit  # a command failing inside $(...) stops the script: no figure from a failed run
 
 corpus_dir=${1:?usage: $0 CORPUS_DIR}
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -30,6 +30,13 @@ heed=$(realpath "${HEED:-build/heed}")
 work=$(mktemp -d -t heed-fault-matrix.XXXXXX)
 mounted=""
 cleanup() {
+  # A failed check can leave a background run behind: it must not outlive the directory it writes.
+  local running
+  running=$(jobs -p)
+  if [[ -n $running ]]; then
+    kill -KILL $running 2>/dev/null || true
+    wait 2>/dev/null || true
+  fi
   if [[ -n $mounted ]]; then umount "$mounted" 2>/dev/null || true; fi
   rm -rf "$work"
 }

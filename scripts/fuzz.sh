@@ -80,6 +80,9 @@ status=0
 summary=()
 for target in "${targets[@]}"; do
   corpus=build-fuzz/corpus/$target findings=build-fuzz/findings/$target
+  # An earlier run's findings are kept aside (findings/TARGET.TIME), not counted again: this run
+  # reports what it finds itself.
+  if [[ -d $findings && -n $(ls -A "$findings") ]]; then mv "$findings" "$findings.$(date +%Y%m%d-%H%M%S)"; fi
   mkdir -p "$corpus" "$findings"
   log=build-fuzz/$target.log
   echo "fuzz.sh: $target for ${seconds}s" >&2

@@ -54,12 +54,18 @@ run_variant() {
   local name=$1 own=() kv
   for kv in $2; do own+=(--set "$kv"); done
   [[ -n $tokenizer ]] && own=(--set "tokenizer.path=$tokenizer" "${own[@]}")
-  rm -rf "${work:?}/$name"
-  OMP_NUM_THREADS=1 "$heed" -q --threads 1 train -c "$config" -m "$work/$name" \
+  if ! OMP_NUM_THREADS=1 "$heed" -q --threads 1 train -c "$config" -m "$work/$name" \
     "${corpus_sets[@]}" --set "data.cache_dir=$work/cache" \
     --set "training.max_steps=$steps" --set "training.max_time=0" --set "training.validate_every=$every" \
-    "${sets[@]}" "${own[@]}" > "$work/$name.log" 2>&1 || echo "sweep: variant $name failed, see $work/$name.log" >&2
+    "${sets[@]}" "${own[@]}" > "$work/$name.log" 2>&1; then
+    echo "sweep: variant $name failed, see $work/$name.log" >&2
+    touch "$work/$name.failed"
+  fi
 }
+
+# A second sweep in the same --work starts afresh: every variant's earlier run goes first, here,
+# before any lane starts (a lane must not find the earlier first variant's tokenizer).
+for name in "${names[@]}"; do rm -rf "${work:?}/$name" "$work/$name.log" "$work/$name.failed"; done
 
 # The first run alone writes the encoded-corpus cache (and learns the tokenizer), so the lanes do
 # not race for them.
@@ -80,7 +86,7 @@ print("| variant | updates | time | dev BLEU (last) | dev BLEU (best) | at step 
 print("|---|---|---|---|---|---|")
 for n in names:
     path = os.path.join(work, n, "metrics.jsonl")
-    if not os.path.exists(path):
+    if os.path.exists(os.path.join(work, n + ".failed")) or not os.path.exists(path):
         print(f"| {n} | failed | | | | |")
         continue
     recs = [json.loads(l) for l in open(path)]
@@ -93,7 +99,10 @@ for n in names:
     best = max(valid, key=lambda r: r["bleu"])
     print(f"| {n} | {steps} | {secs / 60:.0f} min | {valid[-1]['bleu']:.2f} | {best['bleu']:.2f} | {best['step']} |")
 PY
-dirs=()
-for n in "${names[@]}"; do [[ -f $work/$n/metrics.jsonl ]] && dirs+=("$work/$n"); done
-[[ ${#dirs[@]} -gt 0 ]] && "$heed" -q plot -o "$work/curves.svg" "${dirs[@]}" && echo "curves: $work/curves.svg"
+dirs=() failed=0
+for n in "${names[@]}"; do
+  if [[ -f $work/$n.failed ]]; then failed=$((failed + 1)); elif [[ -f $work/$n/metrics.jsonl ]]; then dirs+=("$work/$n"); fi
+done
+if [[ ${#dirs[@]} -gt 0 ]]; then "$heed" -q plot -o "$work/curves.svg" "${dirs[@]}" && echo "curves: $work/curves.svg"; fi
 echo "sweep: load average after $(cut -d' ' -f1-3 /proc/loadavg)"
+if ((failed > 0)); then echo "sweep: $failed variant(s) failed" >&2; exit 1; fi
