@@ -135,7 +135,9 @@ struct HttpServer::Impl {
     bool too_big = false, too_late = false;
     const bool read = content([&](const char* data, size_t length) {
       too_big = body.size() + length > options.max_request_bytes;
-      too_late = Clock::now() > deadline;
+      // Late is a client still sending: a body that came in one piece, however late the server
+      // read it, goes on (to a 503 if the answer cannot be in time).
+      too_late = !body.empty() && Clock::now() > deadline;
       if (!too_big && !too_late) body.append(data, length);
       return !too_big && !too_late;
     });
