@@ -1,6 +1,7 @@
 // `heed config show`: the effective config (defaults filled in, overrides applied), validated.
 // `heed config schema`: the JSON Schema of config files (configs/schema.json is its output).
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <memory>

@@ -5,7 +5,7 @@
 // validates it, once, like a --set or a config file; a boolean field is a flag without a value.
 // A new config field thus becomes a flag without new CLI code.
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <deque>
 #include <string>

@@ -1,6 +1,7 @@
 #include "cli/decoder_models.hpp"
 
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include "tensor/precision.hpp"
 #include "tensor/quantize.hpp"

@@ -4,6 +4,7 @@
 // translate. Unlike translate, nothing is cut: a line longer than the model's positions is an
 // error naming it, since the score of a cut sentence would be a wrong number.
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <memory>

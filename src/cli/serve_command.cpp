@@ -1,6 +1,7 @@
 // heed serve: a translation server over HTTP (flags → options → serve::run_server). It runs until
 // SIGTERM or Ctrl-C, then stops taking connections, answers the requests it has and exits 0.
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdio>

@@ -4,6 +4,7 @@
 // config (decoding section, data.max_length); flags generated from the decoding fields, and
 // --set decoding.KEY=VALUE, override them.
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cstdio>

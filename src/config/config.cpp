@@ -321,7 +321,7 @@ FieldChange model_defining_change(const Config& trained, const Config& requested
     const bool defining = path == "task" || model_field || path.rfind("tokenizer.", 0) == 0;
     if (!defining) continue;
     json a = field.get(trained), b = field.get(requested);
-    if (a != b) return {path, std::move(a), std::move(b)};
+    if (a != b) return {path, a.dump(), b.dump()};
   }
   return {};
 }

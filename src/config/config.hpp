@@ -11,7 +11,7 @@
 // table (`heed config schema`) and kept in sync by tests/config/test_schema.cpp.
 //
 // All errors are heed::UsageError naming the origin (file or --set) and the full field path.
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
 #include <string>
@@ -266,7 +266,7 @@ Config load_model_config(const std::string& model_dir);
 // and `requested`: what a resumed run must not change. Empty path when there is none.
 struct FieldChange {
   std::string path;
-  nlohmann::json trained, requested;
+  std::string trained, requested;  // the values as JSON text
 };
 FieldChange model_defining_change(const Config& trained, const Config& requested);
 

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cerrno>

@@ -1,5 +1,7 @@
 #include "text/tokenizer.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <queue>

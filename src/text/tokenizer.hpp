@@ -29,7 +29,7 @@
 // piece (e.g. "ab"+"c" and "a"+"bc"); the vocabulary holds each piece once.
 #include <cstdint>
 #include <memory>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <unordered_map>

@@ -1,5 +1,6 @@
 #include "text/tokenizers.hpp"
 
+#include <nlohmann/json.hpp>
 #include <utility>
 
 #include "text/tokenizer_model.hpp"

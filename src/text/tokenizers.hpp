@@ -1,7 +1,7 @@
 #pragma once
 // The tokenizers of a model: one joint vocabulary for both languages, or one per side, stored
 // together as tokenizer.json.
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <string>
 #include <vector>

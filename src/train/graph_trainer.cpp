@@ -1,6 +1,7 @@
 #include "train/graph_trainer.hpp"
 
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>

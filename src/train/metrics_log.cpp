@@ -1,5 +1,7 @@
 #include "train/metrics_log.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>

@@ -1,7 +1,7 @@
 #pragma once
 // metrics.jsonl: one JSON record a line (training windows, validations, epochs), appended and
 // flushed as it happens.
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
 #include <fstream>

@@ -65,8 +65,8 @@ ModelDir check_run_directory(const Config& config) {
   if (resume) {
     const FieldChange change = model_defining_change(load_model_config(dir.path()), config);
     if (!change.path.empty())
-      throw UsageError("--resume cannot change " + change.path + " (" + change.trained.dump() + " in " +
-                       dir.file("config.json") + ", now " + change.requested.dump() +
+      throw UsageError("--resume cannot change " + change.path + " (" + change.trained + " in " +
+                       dir.file("config.json") + ", now " + change.requested +
                        "): it defines the trained model; train into a new directory instead");
   }
   return dir;

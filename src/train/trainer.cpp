@@ -1,6 +1,7 @@
 #include "train/trainer.hpp"
 
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>

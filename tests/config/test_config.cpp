@@ -1,6 +1,7 @@
 // Config parsing: defaults, every kind of error (with the exact path), overrides, round trips.
 #include <unistd.h>
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <filesystem>

@@ -1,6 +1,7 @@
 // configs/ stays in sync with the C++ field table: the schema, the field reference and the
 // shipped example configs.
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>

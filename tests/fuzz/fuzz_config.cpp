@@ -1,6 +1,8 @@
 // The config loader: JSON text (file:line:column errors, duplicate keys, unknown keys with
 // suggestions, types, ranges, rules across fields), then an override taken from the input's last
 // line. A config that loads must survive to_json and load again to the same config.
+#include <nlohmann/json.hpp>
+
 #include "config/config.hpp"
 #include "fuzz_common.hpp"
 

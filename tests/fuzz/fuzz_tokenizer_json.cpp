@@ -1,5 +1,7 @@
 // tokenizer.json: whatever the bytes, a tokenizer or a heed::Error. A tokenizer that loads must
 // encode and decode losslessly and save to JSON that loads back to the same tokenizer.
+#include <nlohmann/json.hpp>
+
 #include "fuzz_common.hpp"
 #include "text/tokenizers.hpp"
 #include "util/utf8.hpp"

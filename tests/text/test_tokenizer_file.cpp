@@ -1,5 +1,6 @@
 // tokenizer.json: save/load round trip (joint and separate) and clear errors for bad files.
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 
@@ -88,7 +89,7 @@ TEST_CASE("bad tokenizer files give clear errors", "[tokenizer]") {
     CHECK_THROWS_WITH(Tokenizers::load(f.path), Catch::Contains("piece 2 is \"<bos>\", expected \"<s>\""));
   }
   SECTION("settings that are no whole numbers (found by fuzz_tokenizer_json: 3e99 cast to int)") {
-    for (const nlohmann::json bad :
+    for (const nlohmann::json& bad :
          {nlohmann::json(3e99), nlohmann::json(-1), nlohmann::json(12.5), nlohmann::json("8000")}) {
       INFO(bad.dump());
       j["settings"]["vocab_size"] = bad;

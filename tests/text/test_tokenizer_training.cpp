@@ -1,6 +1,7 @@
 // BPE training: hand-checked merges on a tiny corpus, alphabet and coverage, byte fallback,
 // determinism across thread counts, script classes and the piece-length cap.
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 
