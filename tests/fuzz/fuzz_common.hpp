@@ -4,10 +4,13 @@
 // another exception type, a crash, a sanitizer report, a failed invariant — is a finding.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "util/error.hpp"
 
@@ -36,9 +39,26 @@ bool expect_errors_only(Body&& body) {
   std::abort();
 }
 
+// A scratch path of this process in the temporary directory, removed (with what is under it)
+// when the process exits normally; a crash leaves it for the report.
+inline std::string scratch_path(const std::string& name) {
+  static std::vector<std::filesystem::path> made;
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("heed-fuzz-" + std::to_string(::getpid()) + "-" + name);
+  if (std::find(made.begin(), made.end(), path) == made.end()) {
+    if (made.empty())
+      std::atexit([] {
+        std::error_code ignored;
+        for (const auto& p : made) std::filesystem::remove_all(p, ignored);
+      });
+    made.push_back(path);
+  }
+  return path.string();
+}
+
 // A scratch file of this process, for readers that take a path.
 inline std::string scratch_file(const std::string& name, const std::string& content) {
-  const std::string path = "/tmp/heed-fuzz-" + std::to_string(::getpid()) + "-" + name;
+  const std::string path = scratch_path(name);
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f || std::fwrite(content.data(), 1, content.size(), f) != content.size()) broken("cannot write " + path);
   std::fclose(f);

@@ -45,7 +45,7 @@ void check(const heed::GraphData& g) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace heed;
   if (size < 1) return 0;
-  const std::string dir = "/tmp/heed-fuzz-" + std::to_string(::getpid()) + "-graph";
+  const std::string dir = fuzz::scratch_path("graph");
   ::mkdir(dir.c_str(), 0755);
   const std::string input = fuzz::text(data + 1, size - 1);
   size_t start = 0;

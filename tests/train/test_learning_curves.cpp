@@ -2,24 +2,20 @@
 // errors naming the line, and the picture puts each point where its axes say.
 #include <catch2/catch.hpp>
 
-#include <filesystem>
 #include <fstream>
 
-#include <unistd.h>
-
+#include "../temp_dir.hpp"
 #include "train/learning_curves.hpp"
 #include "train/model_dir.hpp"
 #include "util/error.hpp"
 #include "util/line_chart.hpp"
 
 using namespace heed;
-namespace fs = std::filesystem;
 
 namespace {
 std::string write_metrics(const std::string& name, const std::string& text) {
-  const fs::path dir = fs::temp_directory_path() / ("heed-curves-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const std::string path = (dir / name).string();
+  static const test::TempDir dir("curves");  // removed at exit
+  const std::string path = dir / name;
   std::ofstream(path, std::ios::binary) << text;
   return path;
 }
