@@ -271,7 +271,8 @@ void Trainer::try_checkpoint_average() {
   model_->set_training(false);
   const ValidationResult r = run_validator();
   // Data-parallel: an interrupt during it, now known to every rank, stops them all; the mean is
-  // not kept (the best checkpoint stays the model). One process was stopped inside it.
+  // not kept (the best checkpoint stays the model). A single process never sees one here: its
+  // validation's translation throws Interrupted itself.
   if (interrupt_seen_) throw Interrupted(/*every_rank=*/true);
   const double metric = validation_metric(r);
   const bool better = beats_best(metric);
