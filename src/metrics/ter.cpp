@@ -92,7 +92,7 @@ class BeamEditDistance {
         // (written without branches on the costs: they are data, and mispredicted they cost
         // more than the arithmetic).
         int64_t best = kInfinity;
-        char op = kUndef;
+        Op op = kUndef;
         if (j == 0) {
           best = prev_cost(0) + 1;
           op = kDel;
