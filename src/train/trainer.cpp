@@ -166,10 +166,12 @@ void Trainer::save_checkpoint(bool snapshot) {
   p.elapsed_seconds = elapsed();
   const ParameterSet& params = model_->parameters();
   const std::string step = std::to_string(progress_.step);
-  save_trainer_state(dir_.file("trainer_state.safetensors"), params, adam_, p);
+  if (snapshot) save_parameters(dir_.checkpoint(progress_.step), params, {{"step", step}});
   if (!validator_) save_parameters(dir_.file("model.safetensors"), params, {{"step", step}});
+  // The trainer state last: --resume continues from it, so it says a step is done only once the
+  // step's other files are written (a kill before it makes the resumed run write them again).
+  save_trainer_state(dir_.file("trainer_state.safetensors"), params, adam_, p);
   if (!snapshot) return;
-  save_parameters(dir_.checkpoint(progress_.step), params, {{"step", step}});
   const std::vector<std::string> old = dir_.checkpoint_files();
   for (size_t i = 0; i + tc_.keep_last < old.size(); ++i) fs::remove(old[i]);
 }

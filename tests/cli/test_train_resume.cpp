@@ -40,8 +40,10 @@ TEST_CASE("heed train: killed with SIGKILL and resumed == uninterrupted (bitwise
       INFO(entry.path());
       CHECK_NOTHROW(read_safetensors(entry.path().string()));
     }
+  // The trainer state is written after the checkpoint of its step: it says 5 (the checkpoint of
+  // 10 written, the state not yet) or later.
   const int64_t step_at_kill = state_step(killed);
-  CHECK(step_at_kill >= 10);
+  CHECK(step_at_kill >= 5);
   REQUIRE(step_at_kill < 40);  // the resumed run has steps left to take
 
   // the resumed run reads config.json from the model directory
