@@ -14,7 +14,8 @@
 #      its free heap back).
 # Usage: scripts/bench-serve.sh MODEL_DIR [full|quick]
 #   full: 3000 requests for throughput, L = 500, 100,000 requests for memory; quick: 300, 50, 2000.
-# Environment: HEED (default build/heed), SERVE_LOAD (default build/heed-serve-load), THREADS
+# Environment: HEED (default build/heed), SERVE_LOAD (default build/heed-serve-load, built here
+#   when it is the default and build/ exists: no build makes it otherwise), THREADS
 #   (default 2), MAX_SECONDS (time bound of each load run, default 3600), KEEP=1 keeps the work
 #   directory.
 # Sentences are never cut (translate --max-input-length and serve --max-sentence-length 1000), so
@@ -35,8 +36,11 @@ case "$mode" in
   quick) throughput_requests=300 latency_lines=50 memory_requests=2000 ;;
   *) echo "mode must be full or quick, got '$mode'" >&2; exit 2 ;;
 esac
+if [ -z "${SERVE_LOAD:-}" ] && [ -d "$root/build" ]; then
+  cmake --build "$root/build" --target heed-serve-load > /dev/null
+fi
 for tool in "$heed" "$load"; do
-  [ -x "$tool" ] || { echo "missing: $tool (build it: cmake --build build)" >&2; exit 1; }
+  [ -x "$tool" ] || { echo "missing: $tool (build it: cmake --build build --target heed heed-serve-load)" >&2; exit 1; }
 done
 
 work=$(mktemp -d)

@@ -15,13 +15,11 @@
 #include "util/error.hpp"
 
 namespace heed::serve {
-namespace {
-
-constexpr const char* kJson = "application/json";
-constexpr size_t kKeepAliveRequests = 1000;  // per connection, then the client reconnects
 
 // httplib listens with a backlog of 5, compiled into Debian's library: many clients connecting
 // at once would lose SYNs and retry a second later. The socket is protected, hence the subclass.
+// Not file-local: HttpServer::Impl holds one, and GCC warns of a named class holding a file-local
+// type when serve/ is compiled in batches (src/CMakeLists.txt).
 class Listener : public httplib::Server {
  public:
   void widen_backlog() { ::listen(svr_sock_.load(), SOMAXCONN); }
@@ -32,6 +30,11 @@ class Listener : public httplib::Server {
   // connection, and listen_after_bind() returns (false) once they are done.
   void stop_accepting() { ::shutdown(svr_sock_.load(), SHUT_RDWR); }
 };
+
+namespace {
+
+constexpr const char* kJson = "application/json";
+constexpr size_t kKeepAliveRequests = 1000;  // per connection, then the client reconnects
 
 // The method an endpoint answers, nullptr for a path that is none (its other methods get 405).
 const char* allowed_method(const std::string& path) {
