@@ -141,6 +141,7 @@ Trainer::Trainer(const Config& config)
   }
   if (dist::is_root()) {
     write_run_files(config_, dir_, tokenizers_);
+    if (resume_) write_step_files(progress_.step_checkpoint);  // a kill may have come before them
     metrics_.emplace(dir_.file("metrics.jsonl"), resume_, "step", progress_.step);
   }
   stop_early_ = tc_.patience > 0 && progress_.validations_without_improvement >= tc_.patience;
@@ -164,13 +165,20 @@ void Trainer::save_checkpoint(bool snapshot) {
   p.rng_seed = model_->rng().seed();
   p.rng_counter = model_->rng().counter();
   p.elapsed_seconds = elapsed();
+  p.step_checkpoint = snapshot;
+  // The trainer state first: it is the record that the step is done, and it holds the parameters
+  // that the step's other files copy. A kill before it leaves the last state, whose files are all
+  // written (or, in a run's first checkpoint, no state and no files: a fresh run may start); a
+  // kill after it leaves those files to the resumed run, which writes them again from the state.
+  save_trainer_state(dir_.file("trainer_state.safetensors"), model_->parameters(), adam_, p);
+  write_step_files(snapshot);
+}
+
+void Trainer::write_step_files(bool snapshot) {
   const ParameterSet& params = model_->parameters();
   const std::string step = std::to_string(progress_.step);
   if (snapshot) save_parameters(dir_.checkpoint(progress_.step), params, {{"step", step}});
   if (!validator_) save_parameters(dir_.file("model.safetensors"), params, {{"step", step}});
-  // The trainer state last: --resume continues from it, so it says a step is done only once the
-  // step's other files are written (a kill before it makes the resumed run write them again).
-  save_trainer_state(dir_.file("trainer_state.safetensors"), params, adam_, p);
   if (!snapshot) return;
   const std::vector<std::string> old = dir_.checkpoint_files();
   for (size_t i = 0; i + tc_.keep_last < old.size(); ++i) fs::remove(old[i]);

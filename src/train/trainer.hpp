@@ -76,6 +76,10 @@ class Trainer {
   // keep_last). An interrupt at an unscheduled step saves the state alone, so that checkpoints/ and
   // the mean of its last ones are those of the run that was not interrupted.
   void save_checkpoint(bool snapshot = true);
+  // The files a checkpoint writes besides the trainer state, from the current parameters: the
+  // step's checkpoint (snapshot) and, without validation, model.safetensors; then old checkpoints
+  // beyond keep_last go.
+  void write_step_files(bool snapshot);
 
  private:
   using Clock = std::chrono::steady_clock;

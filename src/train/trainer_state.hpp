@@ -24,6 +24,7 @@ struct TrainerProgress {
   bool has_best = false;
   int64_t validations_without_improvement = 0;
   int64_t validated_step = 0;                     // step of the last finished dev validation
+  bool step_checkpoint = false;                   // the step has a checkpoint (checkpoints/step-N)
   std::map<std::string, std::string> task_state;  // a task's own counters (metadata "task.<key>")
 };
 

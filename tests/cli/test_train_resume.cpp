@@ -40,10 +40,9 @@ TEST_CASE("heed train: killed with SIGKILL and resumed == uninterrupted (bitwise
       INFO(entry.path());
       CHECK_NOTHROW(read_safetensors(entry.path().string()));
     }
-  // The trainer state is written after the checkpoint of its step: it says 5 (the checkpoint of
-  // 10 written, the state not yet) or later.
+  // The trainer state is written before the checkpoint of its step.
   const int64_t step_at_kill = state_step(killed);
-  CHECK(step_at_kill >= 5);
+  CHECK(step_at_kill >= 10);
   REQUIRE(step_at_kill < 40);  // the resumed run has steps left to take
 
   // the resumed run reads config.json from the model directory
@@ -77,4 +76,34 @@ TEST_CASE("heed train: killed with SIGKILL and resumed == uninterrupted (bitwise
       INFO(key);
       CHECK(b.metadata.at(key) == value);
     }
+}
+
+// A kill after a checkpoint's trainer state and before the step's other files: the resumed run
+// writes them from the state (the state is written first, so that a run killed in its first
+// checkpoint leaves no state and a fresh run may start in its directory).
+TEST_CASE("heed train --resume writes the step files a kill after the trainer state left unwritten") {
+  TempDir dir("train-resume-files");
+  write_reverse_corpus(dir.path.string(), "train", 200, 11);
+  const std::string config = write_tiny_config(dir.path.string(), {{"max_steps", 10}});
+  const std::string model = dir / "model";
+  Result first = run(kHeed + " --threads 1 train -c " + config + " -m " + model, dir / "first-log");
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  const std::string checkpoint = model + "/checkpoints/step-00000010.safetensors";
+  const std::string want_checkpoint = slurp(checkpoint), want_model = slurp(model + "/model.safetensors");
+  REQUIRE(!want_checkpoint.empty());
+  REQUIRE(!want_model.empty());
+  // the files as a kill right after the state of step 10 leaves them
+  fs::remove(checkpoint);
+  fs::copy_file(model + "/checkpoints/step-00000005.safetensors", model + "/model.safetensors",
+                fs::copy_options::overwrite_existing);
+
+  Result resumed = run(kHeed + " --threads 1 train --resume -m " + model, dir / "resumed-log");
+  INFO(resumed.err);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(state_step(model) == 10);
+  const bool same_checkpoint = slurp(checkpoint) == want_checkpoint;
+  CHECK(same_checkpoint);
+  const bool same_model = slurp(model + "/model.safetensors") == want_model;
+  CHECK(same_model);
 }
