@@ -167,10 +167,9 @@ void Trainer::save_checkpoint(bool snapshot) {
   p.elapsed_seconds = elapsed();
   p.step_checkpoint = snapshot;
   // The trainer state first: it is the record that the step is done, and it holds the parameters
-  // that the step's other files copy (its checkpoint; model.safetensors when it is the best or
-  // there is no validation). A kill before it leaves the last state, whose files are all written
-  // (or, in a run's first checkpoint, no state and no files: a fresh run may start); a kill after
-  // it leaves those files to the resumed run, which writes them again from the state.
+  // that the step's other files copy. A kill before it leaves the last state, whose files are all
+  // written (or, in a run's first checkpoint, no state and no files: a fresh run may start); a
+  // kill after it leaves those files to the resumed run, which writes them again from the state.
   save_trainer_state(dir_.file("trainer_state.safetensors"), model_->parameters(), adam_, p);
   write_step_files(snapshot);
 }
@@ -179,8 +178,7 @@ void Trainer::write_step_files(bool snapshot) {
   const ParameterSet& params = model_->parameters();
   const std::string step = std::to_string(progress_.step);
   if (snapshot) save_parameters(dir_.checkpoint(progress_.step), params, {{"step", step}});
-  if (!validator_ || progress_.best_step == progress_.step)
-    save_parameters(dir_.file("model.safetensors"), params, {{"step", step}});
+  if (!validator_) save_parameters(dir_.file("model.safetensors"), params, {{"step", step}});
   if (!snapshot) return;
   const std::vector<std::string> old = dir_.checkpoint_files();
   for (size_t i = 0; i + tc_.keep_last < old.size(); ++i) fs::remove(old[i]);
@@ -221,7 +219,8 @@ void Trainer::validate() {
     progress_.best_metric = metric;
     progress_.has_best = true;
     progress_.validations_without_improvement = 0;
-    progress_.best_step = progress_.step;  // model.safetensors: written by the checkpoint that follows
+    if (dist::is_root())
+      save_parameters(dir_.file("model.safetensors"), model_->parameters(), {{"step", std::to_string(progress_.step)}});
   } else {
     ++progress_.validations_without_improvement;
   }
@@ -435,12 +434,8 @@ TrainSummary Trainer::run() {
   const char* stop_reason = nullptr;
   try {
     // A validation that an interrupt cut short is run now, so the best model stays the same.
-    if (resume_ && validator_ && progress_.step % tc_.validate_every == 0 &&
-        progress_.validated_step != progress_.step) {
+    if (resume_ && validator_ && progress_.step % tc_.validate_every == 0 && progress_.validated_step != progress_.step)
       validate_or_save();
-      check_ranks_agree();
-      save_checkpoint();
-    }
     while (!(stop_reason = stop_condition())) {
       // Several ranks stop together, after the update in which one of them saw the interrupt.
       if (dist::size() == 1) throw_if_interrupted();

@@ -77,8 +77,8 @@ class Trainer {
   // the mean of its last ones are those of the run that was not interrupted.
   void save_checkpoint(bool snapshot = true);
   // The files a checkpoint writes besides the trainer state, from the current parameters: the
-  // step's checkpoint (snapshot) and model.safetensors (without validation, or when the step's
-  // validation was the best); then old checkpoints beyond keep_last go.
+  // step's checkpoint (snapshot) and, without validation, model.safetensors; then old checkpoints
+  // beyond keep_last go.
   void write_step_files(bool snapshot);
 
  private:

@@ -78,7 +78,6 @@ void save_trainer_state(const std::string& path, const ParameterSet& params, con
                    {"validations_without_improvement", std::to_string(p.validations_without_improvement)},
                    {"validated_step", std::to_string(p.validated_step)},
                    {"step_checkpoint", p.step_checkpoint ? "1" : "0"}};
-  if (p.best_step >= 0) file.metadata["best_step"] = std::to_string(p.best_step);  // absent: none
   for (const auto& [key, value] : p.task_state) file.metadata["task." + key] = value;
   write_safetensors(path, file);
 }
@@ -88,7 +87,6 @@ void record_best_metric(const std::string& path, double best_metric) {
   if (file.metadata["format"] != "heed-trainer-state") throw Error(path + ": not a heed trainer state");
   file.metadata["best_metric"] = exact_number(best_metric);
   file.metadata["has_best"] = std::string(1, '1');  // GCC 12 warns falsely (-Wrestrict) on = "1" here
-  file.metadata.erase("best_step");                 // the model kept is no step's parameters
   write_safetensors(path, file);
 }
 
@@ -125,7 +123,6 @@ TrainerProgress load_trainer_state(const std::string& path, const ParameterSet& 
   p.validated_step = meta<int64_t>(file, path, "validated_step");
   // Absent from older states: their step files are taken as written.
   p.step_checkpoint = file.metadata.count("step_checkpoint") && meta<int64_t>(file, path, "step_checkpoint") != 0;
-  p.best_step = file.metadata.count("best_step") ? meta<int64_t>(file, path, "best_step") : -1;
   for (const auto& [key, value] : file.metadata)
     if (key.rfind("task.", 0) == 0) p.task_state[key.substr(5)] = value;
   return p;

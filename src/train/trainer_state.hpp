@@ -25,7 +25,6 @@ struct TrainerProgress {
   int64_t validations_without_improvement = 0;
   int64_t validated_step = 0;                     // step of the last finished dev validation
   bool step_checkpoint = false;                   // the step has a checkpoint (checkpoints/step-N)
-  int64_t best_step = -1;  // the step whose parameters model.safetensors holds; -1: none, or a mean
   std::map<std::string, std::string> task_state;  // a task's own counters (metadata "task.<key>")
 };
 
