@@ -76,10 +76,6 @@ class Trainer {
   // keep_last). An interrupt at an unscheduled step saves the state alone, so that checkpoints/ and
   // the mean of its last ones are those of the run that was not interrupted.
   void save_checkpoint(bool snapshot = true);
-  // The files a checkpoint writes besides the trainer state, from the current parameters: the
-  // step's checkpoint (snapshot) and, without validation, model.safetensors; then old checkpoints
-  // beyond keep_last go.
-  void write_step_files(bool snapshot);
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -89,6 +85,11 @@ class Trainer {
     Clock::time_point start = Clock::now();
   };
 
+  // The files a checkpoint writes besides the trainer state, from the current parameters: the
+  // step's checkpoint (snapshot) and, without validation, model.safetensors; then old checkpoints
+  // beyond keep_last go. The constructor of a resumed run calls it too: a kill may have come
+  // between the trainer state and them.
+  void write_step_files(bool snapshot);
   double elapsed() const;
   // The clock of max_time and of a time budget's decay: with several ranks, rank 0's elapsed() as
   // of the last update, so that every rank stops at the same step with the same learning rate.
