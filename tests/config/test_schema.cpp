@@ -101,5 +101,6 @@ TEST_CASE("the example configs differ from the defaults only where documented") 
   expected.training.eps = 1e-9f;
   expected.decoding.length_penalty = 0.6f;
   expected.model.dropout = 0;  // the dropout sweep at the 30-minute update count
+  expected.model.share_embeddings = true;  // the embeddings sweep, likewise
   CHECK(transformer == expected);
 }
