@@ -89,6 +89,8 @@ TEST_CASE("the example configs differ from the defaults only where documented") 
   expected.training.max_time = 1800;
   expected.training.validate_every = 500;
   expected.training.average_last = 3;
+  expected.model.share_embeddings = true;  // the embeddings sweeps (both recipes share)
+  expected.model.gru.tie_output = true;    // the GRU's embeddings sweep
   CHECK(gru == expected);
 
   heed::Config transformer = heed::load_config((configs_dir() / "transformer.json").string());
@@ -101,6 +103,6 @@ TEST_CASE("the example configs differ from the defaults only where documented") 
   expected.training.eps = 1e-9f;
   expected.decoding.length_penalty = 0.6f;
   expected.model.dropout = 0;  // the dropout sweep at the 30-minute update count
-  expected.model.share_embeddings = true;  // the embeddings sweep, likewise
+  expected.model.gru.tie_output = false;  // a GRU field: the Transformer keeps the default
   CHECK(transformer == expected);
 }
