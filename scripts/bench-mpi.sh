@@ -5,6 +5,9 @@
 #
 #   one        1 process x 1 thread, training.accumulate=2
 #   ranks      mpirun -np 2, 1 thread each (shared-memory transport), gradients summed during backward
+#   pair       no MPI: two independent processes at once, 1 thread and 1 batch per update each, so
+#              one/pair is the most any 2-rank run can reach on this machine (cores that slow each
+#              other down: shared caches, memory bandwidth, the host's scheduling)
 #   threads    1 process x 2 threads, training.accumulate=2
 #   tcp        as ranks, over TCP (--mca btl tcp,self): the network path
 #   blocking   as ranks, training.reduce_overlap=false: every all-reduce after backward
@@ -38,7 +41,7 @@ while [[ $# -gt 0 ]]; do
 done
 IFS=, read -r -a runs <<< "$settings"
 for s in "${runs[@]}"; do
-  case $s in one | ranks | threads | tcp | blocking | nodes-1g | nodes-10g | nodes-1g-blocking | nodes-10g-blocking) ;;
+  case $s in one | ranks | pair | threads | tcp | blocking | nodes-1g | nodes-10g | nodes-1g-blocking | nodes-10g-blocking) ;;
     *) echo "bench-mpi.sh: unknown setting '$s'" >&2; exit 2 ;; esac
 done
 # Progress is logged every 10 steps: the timing reads the log at steps 10 and --steps.
@@ -135,6 +138,11 @@ for a in "${archs[@]}"; do
         one) "$heed" -q --threads 1 train "${common[@]}" -m "$dir" --set training.accumulate=2 ;;
         threads) "$heed" -q --threads 2 train "${common[@]}" -m "$dir" --set training.accumulate=2 ;;
         ranks) "${mpi[@]}" "$heed" -q --threads 1 train "${common[@]}" -m "$dir" ;;
+        pair)
+          "$heed" -q --threads 1 train "${common[@]}" -m "$dir-twin" --set training.accumulate=1 &
+          "$heed" -q --threads 1 train "${common[@]}" -m "$dir" --set training.accumulate=1
+          wait
+          rm -rf "$dir-twin" ;;
         tcp) "${mpi[@]}" --mca btl tcp,self "$heed" -q --threads 1 train "${common[@]}" -m "$dir" ;;
         blocking) "${mpi[@]}" "$heed" -q --threads 1 train "${common[@]}" -m "$dir" --set training.reduce_overlap=false ;;
         nodes-*)
