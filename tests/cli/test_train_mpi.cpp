@@ -101,28 +101,30 @@ void check_same_data_position(const std::string& want_dir, const std::string& go
   }
 }
 
-// The recipes' embeddings: one matrix for source, target and output. Backward uses it first (the
-// output projection) and last (the embedding lookups), so its bucket may start only at the end.
-std::string gru_config(const std::string& dir) {
+// The tiny config of these tests with PATCH merged into it (RFC 7386: null removes a key).
+std::string mpi_config(const std::string& dir, const nlohmann::json& patch) {
   const std::string path = write_tiny_config(dir, {{"log_every", 1}, {"validate_every", 15}});
   nlohmann::json c = nlohmann::json::parse(slurp(path));
-  c["model"]["share_embeddings"] = true;
-  c["model"]["gru"]["tie_output"] = true;
+  c.merge_patch(patch);
   std::ofstream(path) << c.dump(2);
   return path;
 }
 
+// Both models with the recipes' embeddings: one matrix for source, target and output. Backward
+// uses it first (the output projection) and last (the embedding lookups), so its bucket may start
+// only at the end.
+std::string gru_config(const std::string& dir) {
+  return mpi_config(dir, {{"model", {{"share_embeddings", true}, {"gru", {{"tie_output", true}}}}}});
+}
+
 std::string transformer_config(const std::string& dir) {
-  const std::string path = write_tiny_config(dir, {{"log_every", 1}, {"validate_every", 15}});
-  nlohmann::json c = nlohmann::json::parse(slurp(path));
-  c["model"] = {
-      {"arch", "transformer"},
-      {"dropout", 0.1},
-      {"share_embeddings", true},
-      {"transformer", {{"d_model", 16}, {"heads", 2}, {"ffn_dim", 32}, {"enc_layers", 1}, {"dec_layers", 1}}}};
-  c["training"]["learning_rate"] = 0.003;
-  std::ofstream(path) << c.dump(2);
-  return path;
+  return mpi_config(
+      dir, {{"model",
+             {{"arch", "transformer"},
+              {"share_embeddings", true},
+              {"gru", nullptr},
+              {"transformer", {{"d_model", 16}, {"heads", 2}, {"ffn_dim", 32}, {"enc_layers", 1}, {"dec_layers", 1}}}}},
+            {"training", {{"learning_rate", 0.003}}}});
 }
 
 // CONFIG trained into DIR/one by 1 process with accumulate=2 and into DIR/two by 2 ranks; the
