@@ -5,8 +5,6 @@
 #
 #   one        1 process x 1 thread, training.accumulate=2
 #   ranks      mpirun -np 2, 1 thread each (shared-memory transport), gradients summed during backward
-#   unbalanced as ranks, training.balance_groups=false: an update's two batches in the plain
-#              shuffled order, not paired by cost, so one rank often waits for the other
 #   pair       no MPI: two independent processes at once, 1 thread and 1 batch per update each, so
 #              one/pair is the most any 2-rank run can reach on this machine (cores that slow each
 #              other down: shared caches, memory bandwidth, the host's scheduling)
@@ -20,7 +18,7 @@
 #   nodes-1g-blocking, nodes-10g-blocking   the same with training.reduce_overlap=false
 #
 #   scripts/bench-mpi.sh [--steps N] [--repeats R] [--arch gru-bahdanau|transformer|both]
-#                        [--settings one,ranks,unbalanced,threads,tcp,blocking,nodes-1g,...]
+#                        [--settings one,ranks,threads,tcp,blocking,nodes-1g,...]
 #
 # Defaults: 60 steps, 3 repeats, both models, settings one,ranks,threads,tcp,blocking. Prints
 # per setting the median seconds per update (updates 11..N, after warm-up), the ratio of `one` to
@@ -43,7 +41,7 @@ while [[ $# -gt 0 ]]; do
 done
 IFS=, read -r -a runs <<< "$settings"
 for s in "${runs[@]}"; do
-  case $s in one | ranks | unbalanced | pair | threads | tcp | blocking | nodes-1g | nodes-10g | nodes-1g-blocking | nodes-10g-blocking) ;;
+  case $s in one | ranks | pair | threads | tcp | blocking | nodes-1g | nodes-10g | nodes-1g-blocking | nodes-10g-blocking) ;;
     *) echo "bench-mpi.sh: unknown setting '$s'" >&2; exit 2 ;; esac
 done
 # Progress is logged every 10 steps: the timing reads the log at steps 10 and --steps.
@@ -140,7 +138,6 @@ for a in "${archs[@]}"; do
         one) "$heed" -q --threads 1 train "${common[@]}" -m "$dir" --set training.accumulate=2 ;;
         threads) "$heed" -q --threads 2 train "${common[@]}" -m "$dir" --set training.accumulate=2 ;;
         ranks) "${mpi[@]}" "$heed" -q --threads 1 train "${common[@]}" -m "$dir" ;;
-        unbalanced) "${mpi[@]}" "$heed" -q --threads 1 train "${common[@]}" -m "$dir" --set training.balance_groups=false ;;
         pair)
           "$heed" -q --threads 1 train "${common[@]}" -m "$dir-twin" --set training.accumulate=1 &
           "$heed" -q --threads 1 train "${common[@]}" -m "$dir" --set training.accumulate=1
@@ -167,7 +164,7 @@ for a in "${archs[@]}"; do
   echo "== $a: seconds per update (median of $repeats; updates 11..$steps; global batch 2 x batch_tokens)"
   for s in "${runs[@]}"; do
     # shellcheck disable=SC2086
-    printf '  %-10s %8.4f s   runs: %s\n' "$s" "$(median ${times[$s]})" "${times[$s]}"
+    printf '  %-9s %8.4f s   runs: %s\n' "$s" "$(median ${times[$s]})" "${times[$s]}"
   done
   if [[ -n ${times[one]:-} ]]; then
     # shellcheck disable=SC2086
@@ -175,14 +172,14 @@ for a in "${archs[@]}"; do
     for s in "${runs[@]}"; do
       [[ $s == one ]] && continue
       # shellcheck disable=SC2086
-      awk -v o="$one" -v x="$(median ${times[$s]})" -v s="$s" 'BEGIN { printf "  one/%-10s %.3f%s\n", s, o/x,
+      awk -v o="$one" -v x="$(median ${times[$s]})" -v s="$s" 'BEGIN { printf "  one/%-9s %.3f%s\n", s, o/x,
         (s == "ranks") ? sprintf(" (target >= 1.85: scaling efficiency %.1f %%)", 50*o/x) : "" }'
     done
   fi
   for s in "${runs[@]}"; do
     [[ ${mb[$s]:-} == "" || ${mb[$s]} == - ]] && continue
     # shellcheck disable=SC2086
-    printf '  %-10s all-reduce %s MB/update, %s ms/update waiting after backward (runs: %s)\n' "$s" "${mb[$s]}" \
+    printf '  %-9s all-reduce %s MB/update, %s ms/update waiting after backward (runs: %s)\n' "$s" "${mb[$s]}" \
       "$(median ${exposed[$s]})" "${exposed[$s]}"
   done
   unset times mb exposed

@@ -153,7 +153,6 @@ struct TrainingConfig {
   int accumulate = 1;
   double reduce_bucket_mb = 4;  // data-parallel runs: gradients per all-reduce
   bool reduce_overlap = true;   // data-parallel runs: start each bucket during backward
-  bool balance_groups = true;   // an update's batches of similar cost (batching.hpp, step 5)
   ComputePrecision precision = ComputePrecision::fp32;  // of the matrix products (tensor/precision.hpp)
   int max_epochs = 0;   // 0 = no limit
   int max_steps = 0;    // 0 = no limit

@@ -471,10 +471,6 @@ const std::vector<Field>& table() {
       integer("training.accumulate", HEED_AT(training.accumulate), at_least(1),
               "Batches whose gradients are summed per update (per process: with mpirun -np N an update "
               "takes N * accumulate batches)."),
-      boolean("training.balance_groups", HEED_AT(training.balance_groups),
-              "Updates of several batches (accumulate x processes > 1): batches of similar cost (rows x "
-              "(longest source + longest target)) travel together, so data-parallel processes finish their "
-              "shares at once; false: the plain shuffled order."),
       number("training.reduce_bucket_mb", HEED_AT(training.reduce_bucket_mb), Range{0, kMaxBucketMb, true, false},
              "Data-parallel runs: megabytes of gradients summed over the processes per all-reduce."),
       boolean("training.reduce_overlap", HEED_AT(training.reduce_overlap),

@@ -7,16 +7,7 @@
 //   2. stable-sort them by (target length, source length), lengths including </s>;
 //   3. cut that sequence greedily into batches: a pair joins the current batch while the batch
 //      stays within batch_tokens, counted in `BatchUnit`s (a pair alone over the budget is a batch);
-//   4. shuffle the batches (Fisher–Yates, same rng);
-//   5. when an update takes a group of G > 1 consecutive batches (accumulate × processes) and
-//      groups are balanced: sort the batches that fill whole groups by cost (rows × (longest
-//      source + longest target), the positions encoder and decoder compute on), cut them into
-//      groups of G, and shuffle the groups (same rng). An update's batches then cost about the
-//      same, so data-parallel processes, each taking its share, finish together instead of the
-//      fast ones waiting. Groups begin at the run's batches origin, origin + G, ... counted
-//      across epochs (epoch × batches per epoch + index): the batches that end a group begun in
-//      the previous epoch lead, and those left over trail, both in step 4's order. The plan
-//      depends on G and the origin, never on how a group is split between processes.
+//   4. shuffle the batches (Fisher–Yates, same rng).
 // Sorting keeps padding small; the lengths sequence after step 2 does not depend on the
 // tie-break, so every epoch has the same number of batches, but their members vary.
 #include <cstdint>
@@ -29,18 +20,9 @@
 
 namespace heed {
 
-// How training takes the batches: G consecutive ones per update, and whether their costs are
-// balanced (step 5).
-struct BatchGrouping {
-  int64_t size = 1;
-  bool balanced = false;
-  int64_t origin = 0;  // a batch of the run where a group begins, modulo size
-};
-
 // The corpus indices of each batch of `epoch`, in training order.
 std::vector<std::vector<size_t>> plan_epoch(const ParallelCorpus& corpus, int64_t batch_tokens, uint64_t seed,
-                                            int64_t epoch, BatchUnit unit = BatchUnit::padded,
-                                            BatchGrouping grouping = {});
+                                            int64_t epoch, BatchUnit unit = BatchUnit::padded);
 
 // Evaluation (e.g. dev loss): the same length sort and cut, no randomness; ties keep corpus order.
 std::vector<std::vector<size_t>> plan_evaluation(const ParallelCorpus& corpus, int64_t batch_tokens);
@@ -50,12 +32,10 @@ Batch make_corpus_batch(const ParallelCorpus& corpus, const std::vector<size_t>&
 
 class BatchIterator {
  public:
-  // Throws heed::Error for an empty corpus, batch_tokens < 1 or a group size < 1.
-  BatchIterator(const ParallelCorpus& corpus, int64_t batch_tokens, uint64_t seed, BatchUnit unit = BatchUnit::padded,
-                BatchGrouping grouping = {});
+  // Throws heed::Error for an empty corpus or batch_tokens < 1.
+  BatchIterator(const ParallelCorpus& corpus, int64_t batch_tokens, uint64_t seed, BatchUnit unit = BatchUnit::padded);
 
-  // Position so that next() returns batch `batch_index` of `epoch` (0-based both), where a group
-  // begins: a run resumed with another group size keeps its updates balanced from there on.
+  // Position so that next() returns batch `batch_index` of `epoch` (0-based both).
   void seek(int64_t epoch, size_t batch_index);
   // The batch at the current position; then moves on (to batch 0 of the next epoch after the last).
   Batch next();
@@ -69,14 +49,11 @@ class BatchIterator {
   int64_t batch_tokens_;
   uint64_t seed_;
   BatchUnit unit_;
-  BatchGrouping grouping_;
   int64_t epoch_ = 0;
   size_t batch_index_ = 0;
   size_t batches_per_epoch_ = 0;
   int64_t planned_epoch_ = -1;  // epoch whose plan_ is held
   std::vector<std::vector<size_t>> plan_;
-
-  void plan(int64_t epoch);
 };
 
 }  // namespace heed

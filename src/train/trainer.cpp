@@ -126,8 +126,7 @@ Trainer::Trainer(const Config& config)
       progress_(resume_ ? load_trainer_state(dir_.file("trainer_state.safetensors"), model_->parameters(), adam_)
                         : TrainerProgress{}),
       train_(load_training_corpus(config_, dir_, tokenizers_)),  // only the corpus cache may appear before this
-      batches_(train_.corpus, tc_.batch_tokens, config_.seed, tc_.batch_unit,
-               {batches_per_update(), tc_.balance_groups}) {
+      batches_(train_.corpus, tc_.batch_tokens, config_.seed, tc_.batch_unit) {
   precision_.attach(model_->parameters());
   spdlog::info("model {}: {} parameters{}", name_of(config_.model.arch), model_->parameters().count(),
                precision_.precision() == MatmulPrecision::bf16 ? ", products in bf16" : "");
@@ -138,13 +137,6 @@ Trainer::Trainer(const Config& config)
   if (resume_) {
     model_->rng().set_state(progress_.rng_seed, progress_.rng_counter);
     batches_.seek(progress_.epoch, progress_.batch_index);
-    if (dist::is_root() && tc_.balance_groups && progress_.batches_per_update > 0 &&
-        progress_.batches_per_update != batches_per_update())
-      spdlog::warn(
-          "resumed with {} batches per update (processes x training.accumulate), not {}: batches are grouped by "
-          "cost for the new number, so the rest of epoch {} comes in another order (some of its batches twice, "
-          "others not until the next epoch)",
-          batches_per_update(), progress_.batches_per_update, progress_.epoch + 1);
     spdlog::info("resumed at step {} (epoch {}, batch {})", progress_.step, progress_.epoch + 1, progress_.batch_index);
   }
   if (dist::is_root()) {
@@ -170,7 +162,6 @@ void Trainer::save_checkpoint(bool snapshot) {
   TrainerProgress p = progress_;
   p.epoch = batches_.epoch();
   p.batch_index = batches_.batch_index();
-  p.batches_per_update = batches_per_update();
   p.rng_seed = model_->rng().seed();
   p.rng_counter = model_->rng().counter();
   p.elapsed_seconds = elapsed();
@@ -314,8 +305,6 @@ void Trainer::try_checkpoint_average() {
   if (r.has_bleu) record["bleu"] = r.bleu;
   if (metrics_) metrics_->write(record);
 }
-
-int64_t Trainer::batches_per_update() const { return int64_t(dist::size()) * tc_.accumulate; }
 
 // The step's group is the next accumulate * N batches; this process takes its accumulate of them.
 Shard Trainer::next_shard() {

@@ -94,7 +94,6 @@ class Trainer {
   // The clock of max_time and of a time budget's decay: with several ranks, rank 0's elapsed() as
   // of the last update, so that every rank stops at the same step with the same learning rate.
   double budget_elapsed() const;
-  int64_t batches_per_update() const;  // processes × accumulate
   Shard next_shard();
   void check_ranks_agree() const;
   const char* stop_condition() const;  // nullptr while training goes on

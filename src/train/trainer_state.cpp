@@ -70,7 +70,6 @@ void save_trainer_state(const std::string& path, const ParameterSet& params, con
                    {"adam_steps", std::to_string(adam.steps())},
                    {"epoch", std::to_string(p.epoch)},
                    {"batch_index", std::to_string(p.batch_index)},
-                   {"batches_per_update", std::to_string(p.batches_per_update)},
                    {"rng_seed", std::to_string(p.rng_seed)},
                    {"rng_counter", std::to_string(p.rng_counter)},
                    {"elapsed_seconds", exact_number(p.elapsed_seconds)},
@@ -115,7 +114,6 @@ TrainerProgress load_trainer_state(const std::string& path, const ParameterSet& 
   p.step = meta<int64_t>(file, path, "step");
   p.epoch = meta<int64_t>(file, path, "epoch");
   p.batch_index = meta<uint64_t>(file, path, "batch_index");
-  if (file.metadata.count("batches_per_update")) p.batches_per_update = meta<int64_t>(file, path, "batches_per_update");
   p.rng_seed = meta<uint64_t>(file, path, "rng_seed");
   p.rng_counter = meta<uint64_t>(file, path, "rng_counter");
   p.elapsed_seconds = meta<double>(file, path, "elapsed_seconds");

@@ -18,7 +18,6 @@ struct TrainerProgress {
   int64_t step = 0;
   int64_t epoch = 0;
   uint64_t batch_index = 0;  // next batch of `epoch`
-  int64_t batches_per_update = 0;  // processes × accumulate; 0: not recorded (older states)
   uint64_t rng_seed = 0, rng_counter = 0;
   double elapsed_seconds = 0;
   double best_metric = 0;

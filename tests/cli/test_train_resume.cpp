@@ -107,26 +107,3 @@ TEST_CASE("heed train --resume writes the step files a kill after the trainer st
   const bool same_model = slurp(model + "/model.safetensors") == want_model;
   CHECK(same_model);
 }
-
-TEST_CASE("heed train --resume with another number of batches per update says that the epoch's order changes") {
-  TempDir dir("train-resume-regroup");
-  write_reverse_corpus(dir.path.string(), "train", 200, 11);
-  const std::string config = write_tiny_config(dir.path.string(), {{"max_steps", 4}});
-  const std::string model = dir / "model";
-  Result first = run(kHeed + " --threads 1 train -c " + config + " -m " + model, dir / "first-log");
-  INFO(first.err);
-  REQUIRE(first.exit_code == 0);
-  const std::string more = " --set training.max_steps=6";
-  Result same = run(kHeed + " --threads 1 train --resume -m " + model + more, dir / "same-log");
-  INFO(same.err);
-  REQUIRE(same.exit_code == 0);
-  CHECK(same.err.find("batches per update") == std::string::npos);
-  Result regrouped =
-      run(kHeed + " --threads 1 train --resume -m " + model + " --set training.max_steps=8 --set training.accumulate=2",
-          dir / "regrouped-log");
-  INFO(regrouped.err);
-  REQUIRE(regrouped.exit_code == 0);
-  CHECK(regrouped.err.find("resumed with 2 batches per update (processes x training.accumulate), not 1") !=
-        std::string::npos);
-  CHECK(state_step(model) == 8);
-}

@@ -24,26 +24,6 @@ ParallelCorpus random_corpus(size_t n, int max_len, uint64_t seed = 7) {
   return c;
 }
 
-// Source and target lengths drawn apart, so batches of one padded size differ in cost.
-ParallelCorpus independent_lengths_corpus(size_t n, int max_len) {
-  std::mt19937_64 rng(3);
-  ParallelCorpus c;
-  for (size_t i = 0; i < n; ++i)
-    c.add(std::vector<int>(1 + uniform_below(rng, max_len), 100),
-          std::vector<int>(1 + uniform_below(rng, max_len), 200));
-  return c;
-}
-
-// rows x (longest source + longest target), incl. </s>: the cost batching.hpp balances.
-size_t batch_cost(const ParallelCorpus& c, const std::vector<size_t>& batch) {
-  size_t s = 0, t = 0;
-  for (size_t i : batch) {
-    s = std::max(s, c.source(i).size() + 1);
-    t = std::max(t, c.target(i).size() + 1);
-  }
-  return batch.size() * (s + t);
-}
-
 int64_t padded_tokens(const ParallelCorpus& c, const std::vector<size_t>& batch) {
   int64_t s = 0, t = 0;
   for (size_t i : batch) {
@@ -230,76 +210,4 @@ TEST_CASE("the iterator walks epochs and resumes at any (epoch, batch)") {
   CHECK_THROWS_WITH(resumed.seek(0, per_epoch), Catch::Contains("an epoch has " + std::to_string(per_epoch)));
   CHECK_THROWS_AS(BatchIterator(ParallelCorpus{}, 100, 1), Error);
   CHECK_THROWS_AS(BatchIterator(c, 0, 1), Error);
-}
-
-TEST_CASE("balanced groups: an update's batches cost about the same in every epoch, nothing else changes") {
-  const ParallelCorpus c = independent_lengths_corpus(4000, 40);
-  const int64_t budget = 400;
-  const size_t n = plan_epoch(c, budget, 5, 0).size();
-  REQUIRE(n > 100);
-  bool misaligned_epochs = false;  // some G does not divide n: epoch 1 begins inside a group
-  for (int64_t g : {2, 3, 4}) {
-    INFO("group of " << g << ", " << n << " batches per epoch");
-    misaligned_epochs |= n % size_t(g) != 0;
-    std::vector<std::vector<size_t>> plain_stream, balanced_stream;
-    for (int64_t epoch : {0, 1, 2}) {
-      const auto plain = plan_epoch(c, budget, 5, epoch);
-      const auto balanced = plan_epoch(c, budget, 5, epoch, BatchUnit::padded, {g, true});
-      CHECK(plan_epoch(c, budget, 5, epoch, BatchUnit::padded, {g, false}) == plain);
-      CHECK(plan_epoch(c, budget, 5, epoch, BatchUnit::padded, {1, true}) == plain);
-      CHECK(plan_epoch(c, budget, 5, epoch, BatchUnit::padded, {g, true}) == balanced);  // a pure function
-      CHECK(balanced != plain);
-      // the same batches, in another order
-      std::multiset<std::vector<size_t>> a(plain.begin(), plain.end()), b(balanced.begin(), balanced.end());
-      CHECK(a == b);
-      plain_stream.insert(plain_stream.end(), plain.begin(), plain.end());
-      balanced_stream.insert(balanced_stream.end(), balanced.begin(), balanced.end());
-    }
-    // Training takes groups of g from the start of the stream, across epochs.
-    const auto mean_spread = [&](const std::vector<std::vector<size_t>>& stream) {
-      double sum = 0;
-      size_t groups = 0;
-      for (size_t k = 0; k + size_t(g) <= stream.size(); k += size_t(g), ++groups) {
-        size_t lo = SIZE_MAX, hi = 0;
-        for (size_t j = k; j < k + size_t(g); ++j) {
-          lo = std::min(lo, batch_cost(c, stream[j]));
-          hi = std::max(hi, batch_cost(c, stream[j]));
-        }
-        sum += double(hi - lo) / double(hi);
-      }
-      return sum / double(groups);
-    };
-    const double plain = mean_spread(plain_stream), balanced = mean_spread(balanced_stream);
-    INFO("mean relative cost spread within a group: plain " << plain << ", balanced " << balanced);
-    CHECK(plain > 0.1);
-    CHECK(balanced < plain / 10);
-  }
-  CHECK(misaligned_epochs);
-
-  // The iterator hands out the balanced plan.
-  BatchIterator it(c, budget, 5, BatchUnit::padded, {2, true});
-  const auto epoch0 = plan_epoch(c, budget, 5, 0, BatchUnit::padded, {2, true});
-  for (size_t k = 0; k < 6; ++k) CHECK(it.next().indices == epoch0[k]);
-  it.seek(0, 4);  // where a group begins: the same plan
-  CHECK(it.next().indices == epoch0[4]);
-
-  // Resumed at a batch where the run's groups of 3 did not begin (a run of groups of 2 stopped
-  // there): its groups of 3 begin there, in this epoch and the next.
-  BatchIterator resumed(c, budget, 5, BatchUnit::padded, {3, true});
-  const size_t at = 6 + (4 - n % 3) % 3;  // (n + at) % 3 == 1
-  REQUIRE((n + at) % 3 == 1);
-  resumed.seek(1, at);
-  double sum = 0;
-  const size_t groups = (2 * n - at) / 3;
-  for (size_t k = 0; k < groups; ++k) {
-    size_t lo = SIZE_MAX, hi = 0;
-    for (int j = 0; j < 3; ++j) {
-      const Batch b = resumed.next();
-      lo = std::min(lo, batch_cost(c, b.indices));
-      hi = std::max(hi, batch_cost(c, b.indices));
-    }
-    sum += double(hi - lo) / double(hi);
-  }
-  CHECK(sum / double(groups) < 0.02);
-  CHECK_THROWS_AS(BatchIterator(c, budget, 5, BatchUnit::padded, {0, true}), Error);
 }

@@ -37,7 +37,6 @@ TrainerProgress sample_progress() {
   p.step = 1234;
   p.epoch = 3;
   p.batch_index = 17;
-  p.batches_per_update = 4;
   p.rng_seed = 0xFEDCBA9876543210ull;  // above 2^63: must survive as unsigned
   p.rng_counter = 987654321012ull;
   p.elapsed_seconds = 1.0 / 3.0;
@@ -73,7 +72,6 @@ TEST_CASE("trainer state round trip is exact") {
   CHECK(p.step == want.step);
   CHECK(p.epoch == want.epoch);
   CHECK(p.batch_index == want.batch_index);
-  CHECK(p.batches_per_update == want.batches_per_update);
   CHECK(p.rng_seed == want.rng_seed);
   CHECK(p.rng_counter == want.rng_counter);
   CHECK(p.elapsed_seconds == want.elapsed_seconds);  // exact, not approximately
@@ -120,9 +118,9 @@ TEST_CASE("a trainer state field that is not exactly a number is an error naming
   save_trainer_state(dir.file("state.safetensors"), a.params, adam, sample_progress());
   const SafeTensorFile good = read_safetensors(dir.file("state.safetensors"));
   // "12abc" was read as 12, "-1" wrapped to 2^64 - 1, " 7" and "" were read or thrown obscurely
-  const std::vector<std::pair<std::string, std::string>> bad = {
-      {"step", "12abc"},           {"step", "-1"},         {"batch_index", "-1"},       {"rng_seed", " 7"},
-      {"elapsed_seconds", "1.5s"}, {"validated_step", ""}, {"batches_per_update", "2x"}};
+  const std::vector<std::pair<std::string, std::string>> bad = {{"step", "12abc"},           {"step", "-1"},
+                                                                {"batch_index", "-1"},       {"rng_seed", " 7"},
+                                                                {"elapsed_seconds", "1.5s"}, {"validated_step", ""}};
   for (const auto& [key, value] : bad) {
     INFO(key << " = \"" << value << "\"");
     SafeTensorFile edited = good;
@@ -131,11 +129,6 @@ TEST_CASE("a trainer state field that is not exactly a number is an error naming
     CHECK_THROWS_WITH(load_trainer_state(dir.file("edited.safetensors"), a.params, adam),
                       Catch::Contains("edited.safetensors: trainer state field " + key + " is not a"));
   }
-  // a state written before batches_per_update was recorded: unknown, 0
-  SafeTensorFile older = good;
-  older.metadata.erase("batches_per_update");
-  write_safetensors(dir.file("older.safetensors"), older);
-  CHECK(load_trainer_state(dir.file("older.safetensors"), a.params, adam).batches_per_update == 0);
   // the written values themselves read back, infinities included
   SafeTensorFile edited = good;
   edited.metadata["best_metric"] = "-inf";
