@@ -23,8 +23,10 @@
 # Defaults: 60 steps, 3 repeats, both models, settings one,ranks,threads,tcp,blocking. Prints
 # per setting the median seconds per update (updates 11..N, after warm-up), the ratio of `one` to
 # each other setting (one/ranks: scaling over 2 processes, target >= 1.85), the megabytes
-# all-reduced per update and the time per update spent waiting for them after backward. Run it on an otherwise idle machine with 2 free cores. Environment:
-# HEED (default build/heed). Needs mpirun (Debian: openmpi-bin).
+# all-reduced per update and the time per update ranks wait after backward: the least-waiting
+# rank's wait is the all-reduce that backward did not hide, the most-waiting rank's adds the time
+# it waited for slower ranks. Run it on an otherwise idle machine with 2 free cores.
+# Environment: HEED (default build/heed). Needs mpirun (Debian: openmpi-bin).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -130,7 +132,7 @@ for a in "${archs[@]}"; do
   common=(-c "$config" --set tokenizer.path="$work/$a-prep/tokenizer.json" --set data.cache_dir="$work/$a-cache"
     --set data.dev.src= --set data.dev.tgt= --set training.max_steps="$steps" --set training.log_every=10
     --set training.validate_every=1000000)
-  declare -A times=() mb=() exposed=()
+  declare -A times=() mb=() least=() most=()
   for ((r = 1; r <= repeats; r++)); do
     for s in "${runs[@]}"; do
       dir=$work/$a-$s-$r
@@ -156,7 +158,8 @@ for a in "${archs[@]}"; do
       esac
       times[$s]+="$(seconds_per_update "$dir") "
       mb[$s]=$(field_mean "$dir" allreduce_mb_per_step)
-      exposed[$s]+="$(field_mean "$dir" allreduce_exposed_ms_per_step) "
+      least[$s]+="$(field_mean "$dir" allreduce_wait_ms_per_step_min) "
+      most[$s]+="$(field_mean "$dir" allreduce_wait_ms_per_step_max) "
       rm -rf "$dir"
     done
   done
@@ -179,10 +182,13 @@ for a in "${archs[@]}"; do
   for s in "${runs[@]}"; do
     [[ ${mb[$s]:-} == "" || ${mb[$s]} == - ]] && continue
     # shellcheck disable=SC2086
-    printf '  %-9s all-reduce %s MB/update, %s ms/update waiting after backward (runs: %s)\n' "$s" "${mb[$s]}" \
-      "$(median ${exposed[$s]})" "${exposed[$s]}"
+    printf '  %-9s all-reduce %s MB/update; waiting after backward, ms/update:\n' "$s" "${mb[$s]}"
+    printf '  %-9s   least-waiting rank %s (the all-reduce backward did not hide; runs: %s)\n' "" \
+      "$(median ${least[$s]})" "${least[$s]}"
+    printf '  %-9s   most-waiting rank %s (also waiting for slower ranks; runs: %s)\n' "" \
+      "$(median ${most[$s]})" "${most[$s]}"
   done
-  unset times mb exposed
+  unset times mb least most
 done
 echo
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -84,6 +84,11 @@ void all_reduce_sum(float* data, size_t n) {
     check(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
 }
 
+void all_reduce_max(double* data, size_t n) {
+  if (size() > 1)
+    check(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+}
+
 bool all_equal(uint64_t value) {
   if (size() == 1) return true;
   uint64_t extremes[2] = {value, ~value};  // max of value and of its complement: max and min
@@ -149,6 +154,7 @@ int rank() { return 0; }
 int size() { return 1; }
 void all_reduce_sum(double*, size_t) {}
 void all_reduce_sum(float*, size_t) {}
+void all_reduce_max(double*, size_t) {}
 bool all_equal(uint64_t) { return true; }
 std::string broadcast(const std::string& bytes, int) { return bytes; }
 void barrier() {}

@@ -33,6 +33,8 @@ inline bool is_root() { return rank() == 0; }
 // Element-wise sums over all ranks, in place.
 void all_reduce_sum(double* data, size_t n);
 void all_reduce_sum(float* data, size_t n);
+// Element-wise maxima over all ranks, in place.
+void all_reduce_max(double* data, size_t n);
 // True on every rank when `value` is the same on every rank.
 bool all_equal(uint64_t value);
 // Rank `root`'s bytes, on every rank.

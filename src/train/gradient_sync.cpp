@@ -88,7 +88,11 @@ void GradientSync::finish() {
   }
   next_ = finished_ = 0;
   ++totals_.steps;
-  totals_.exposed_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  double extremes[2] = {waited, -waited};
+  dist::all_reduce_max(extremes, 2);
+  totals_.most_wait_seconds += extremes[0];
+  totals_.least_wait_seconds -= extremes[1];
 }
 
 uint64_t parameter_checksum(const ParameterSet& params) {

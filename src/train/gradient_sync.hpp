@@ -33,7 +33,10 @@ class GradientSync {
   struct Totals {
     int64_t steps = 0;
     double bytes = 0;            // summed per step (fp32 gradients)
-    double exposed_seconds = 0;  // spent in finish(): communication backward did not hide
+    // Waited in finish(), per update the least and the most over the ranks: the least-waiting
+    // rank (the last out of backward) waits for the communication backward did not hide; the
+    // others wait for it too.
+    double least_wait_seconds = 0, most_wait_seconds = 0;
   };
   const Totals& totals() const { return totals_; }
   size_t bucket_count() const { return buckets_.size(); }

@@ -385,10 +385,15 @@ void Trainer::show_progress(float lr) {
     const GradientSync::Totals& now = sync_.totals();
     const double steps = std::max<int64_t>(now.steps - window_sync_start_.steps, 1);
     const double mb = (now.bytes - window_sync_start_.bytes) / steps / 1e6;
-    const double exposed_ms = 1e3 * (now.exposed_seconds - window_sync_start_.exposed_seconds) / steps;
+    const double least_ms = 1e3 * (now.least_wait_seconds - window_sync_start_.least_wait_seconds) / steps;
+    const double most_ms = 1e3 * (now.most_wait_seconds - window_sync_start_.most_wait_seconds) / steps;
     record["allreduce_mb_per_step"] = mb;
-    record["allreduce_exposed_ms_per_step"] = exposed_ms;
-    exchange = fmt::format(", all-reduce {:.2f} MB/step ({:.1f} ms/step not hidden by backward)", mb, exposed_ms);
+    record["allreduce_wait_ms_per_step_min"] = least_ms;
+    record["allreduce_wait_ms_per_step_max"] = most_ms;
+    exchange = fmt::format(
+        ", all-reduce {:.2f} MB/step, waited {:.1f}-{:.1f} ms/step after backward (least-most "
+        "waiting rank)",
+        mb, least_ms, most_ms);
     window_sync_start_ = now;
   }
   log(fmt::format("epoch {} step {}: loss {:.4f} nll {:.4f} ppl {:.2f}, {:.0f} target tokens/s, lr {:.3e}, {}{}",

@@ -140,6 +140,29 @@ std::string train_one_and_two(const std::string& config, const TempDir& dir) {
   return r.err;
 }
 
+// The gradient exchange as the train records of 2 ranks report it: every parameter's fp32
+// gradient summed per update, and the ranks' waits after backward, least <= most.
+void check_exchange_records(const std::string& model_dir) {
+  double parameter_mb = 0;
+  for (const auto& [name, t] : read_safetensors(model_dir + "/model.safetensors").tensors)
+    parameter_mb += double(t.element_count()) * 4 / 1e6;
+  std::istringstream lines(slurp(model_dir + "/metrics.jsonl"));
+  int records = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const auto record = nlohmann::json::parse(line);
+    if (record.at("type") != "train") continue;
+    INFO(line);
+    ++records;
+    CHECK(record.at("allreduce_mb_per_step").get<double>() == Approx(parameter_mb).epsilon(1e-9));
+    const double least = record.at("allreduce_wait_ms_per_step_min"),
+                 most = record.at("allreduce_wait_ms_per_step_max");
+    CHECK(least >= 0);
+    CHECK(least <= most);
+    CHECK(most < 10000);
+  }
+  CHECK(records > 0);
+}
+
 void check_two_ranks_equal_accumulate(const std::string& config, const TempDir& dir) {
   const std::string one = dir / "one", two = dir / "two";
   const std::string log = train_one_and_two(config, dir);
@@ -149,6 +172,8 @@ void check_two_ranks_equal_accumulate(const std::string& config, const TempDir& 
   check_same_losses(one, two);
   check_same_parameters(one + "/checkpoints/step-00000030.safetensors", two + "/checkpoints/step-00000030.safetensors");
   check_same_parameters(one + "/model.safetensors", two + "/model.safetensors");
+  check_exchange_records(two);
+  CHECK(slurp(one + "/metrics.jsonl").find("allreduce") == std::string::npos);  // alone: nothing exchanged
 }
 
 }  // namespace
