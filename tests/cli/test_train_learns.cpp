@@ -95,15 +95,12 @@ TEST_CASE("heed train: training.average_last validates the mean of the last chec
   REQUIRE(r.exit_code == 0);
 
   double best_loss = 1e30;
-  nlohmann::json average;
-  std::ifstream metrics(model + "/metrics.jsonl");
-  for (std::string line; std::getline(metrics, line);) {
-    const auto j = nlohmann::json::parse(line);
-    if (j.at("type") == "valid") best_loss = std::min(best_loss, j.at("loss").get<double>());
-    if (j.at("type") == "average") average = j;
-  }
+  for (const auto& valid : metrics_records(model, "valid"))
+    best_loss = std::min(best_loss, valid.at("loss").get<double>());
+  const std::vector<nlohmann::json> averages = metrics_records(model, "average");
+  REQUIRE(!averages.empty());
+  const nlohmann::json& average = averages.back();
   INFO(average.dump());
-  REQUIRE(average.is_object());
   CHECK(average.at("checkpoints") == "3 checkpoints, step-00000020 .. step-00000060");
   const bool kept = average.at("kept").get<bool>();
   CHECK(kept == (average.at("loss").get<double>() < best_loss));
@@ -143,11 +140,7 @@ TEST_CASE("heed train: training.validation_lines validates on the dev set's firs
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     std::vector<double> losses;
-    std::ifstream metrics(model + "/metrics.jsonl");
-    for (std::string line; std::getline(metrics, line);) {
-      const auto j = nlohmann::json::parse(line);
-      if (j.at("type") == "valid") losses.push_back(j.at("loss").get<double>());
-    }
+    for (const auto& valid : metrics_records(model, "valid")) losses.push_back(valid.at("loss").get<double>());
     return std::make_pair(losses, r.err);
   };
   const nlohmann::json steps = {{"max_steps", 10}, {"validate_every", 5}};

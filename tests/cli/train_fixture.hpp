@@ -33,6 +33,15 @@ inline std::string slurp(const std::string& path) {
   return s.str();
 }
 
+// The records of MODEL_DIR/metrics.jsonl whose "type" is TYPE, in the file's order.
+inline std::vector<nlohmann::json> metrics_records(const std::string& model_dir, const std::string& type) {
+  std::vector<nlohmann::json> records;
+  std::istringstream lines(slurp(model_dir + "/metrics.jsonl"));
+  for (std::string line; std::getline(lines, line);)
+    if (auto record = nlohmann::json::parse(line); record.at("type") == type) records.push_back(std::move(record));
+  return records;
+}
+
 struct Result {
   int exit_code = -1;
   std::string out, err;
