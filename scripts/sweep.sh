@@ -7,21 +7,33 @@
 #
 #   scripts/sweep.sh CORPUS_DIR -c CONFIG --steps N [--lanes 2] [--work DIR]
 #                    [--validate-every 500] [--set KEY=VALUE ...]
+#                    [--equal-time [--pace-threads T] [--pace-steps 60] [--pace-rounds 3] [--pace-only]]
 #                    --variant NAME 'KEY=VALUE KEY=VALUE ...' [--variant ...]
 #
 # CORPUS_DIR holds train.{en,de} and dev.{en,de}. --set applies to every variant; a variant's own
 # settings come after it. A step budget stands for a time budget: measure the updates a config
 # makes in that time on the target machine (its metrics.jsonl) and sweep at that many.
+#
+# --equal-time is for variants that change the cost of an update (batch size, model size): N is
+# then the config's own update count, and each variant trains for the updates it would make in
+# the config's time, N x (the config's seconds per update / the variant's). The seconds per
+# update are measured first, at T threads (default: every core, the budget's thread count), over
+# --pace-steps updates after 20 warm-up updates, the config and the variants in turn, and the
+# median of --pace-rounds rounds is taken; the machine is shared by nothing else meanwhile. The
+# runs themselves keep one thread each and count updates, so their results do not depend on load.
+# --pace-only stops after the measurement (to run two sweeps' variants side by side, give each
+# variant its measured count as its own training.max_steps).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-  echo "usage: scripts/sweep.sh CORPUS_DIR -c CONFIG --steps N [--lanes L] [--work DIR] [--validate-every N] [--set KEY=VALUE ...] --variant NAME 'KEY=VALUE ...' ..." >&2
+  echo "usage: scripts/sweep.sh CORPUS_DIR -c CONFIG --steps N [--lanes L] [--work DIR] [--validate-every N] [--set KEY=VALUE ...] [--equal-time [--pace-threads T] [--pace-steps N] [--pace-rounds N] [--pace-only]] --variant NAME 'KEY=VALUE ...' ..." >&2
   exit 2
 }
 [[ $# -ge 1 ]] || usage
 corpus=$1; shift
 config= steps= lanes=2 work= every=500 sets=() names=() variant_sets=()
+equal_time=0 pace_threads=$(nproc) pace_steps=60 pace_rounds=3 pace_only=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     -c) config=$2; shift 2 ;;
@@ -30,6 +42,11 @@ while [[ $# -gt 0 ]]; do
     --work) work=$2; shift 2 ;;
     --validate-every) every=$2; shift 2 ;;
     --set) sets+=(--set "$2"); shift 2 ;;
+    --equal-time) equal_time=1; shift ;;
+    --pace-threads) pace_threads=$2; shift 2 ;;
+    --pace-steps) pace_steps=$2; shift 2 ;;
+    --pace-rounds) pace_rounds=$2; shift 2 ;;
+    --pace-only) equal_time=1 pace_only=1; shift ;;
     --variant) [[ $# -ge 3 ]] || usage; names+=("$2"); variant_sets+=("$3"); shift 3 ;;
     *) usage ;;
   esac
@@ -43,20 +60,23 @@ cores=$(nproc)
 ((lanes >= 1 && lanes <= cores)) || { echo "sweep.sh: --lanes must be 1..$cores (one thread per run)" >&2; exit 2; }
 [[ -n $work ]] || work=$(mktemp -d /tmp/heed-sweep.XXXXXX)
 mkdir -p "$work"
-echo "sweep: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $config, $steps updates per variant, $lanes at a time, work in $work, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+budget="$steps updates per variant"
+((equal_time)) && budget="the time of $steps updates of the config"
+echo "sweep: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $config, $budget, $lanes at a time, work in $work, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # One tokenizer for every variant: WORK/tokenizer.json if there is one, else the one the first
 # variant learns (the config's tokenizer section) before it writes the encoded-corpus cache.
 tokenizer=$work/tokenizer.json
 [[ -f $tokenizer ]] || tokenizer=
 
+# Trains variant number $1 for its update budget.
 run_variant() {
-  local name=$1 own=() kv
-  for kv in $2; do own+=(--set "$kv"); done
+  local name=${names[$1]} own=() kv
+  for kv in ${variant_sets[$1]}; do own+=(--set "$kv"); done
   [[ -n $tokenizer ]] && own=(--set "tokenizer.path=$tokenizer" "${own[@]}")
   if ! OMP_NUM_THREADS=1 "$heed" -q --threads 1 train -c "$config" -m "$work/$name" \
     "${corpus_sets[@]}" --set "data.cache_dir=$work/cache" \
-    --set "training.max_steps=$steps" --set "training.max_time=0" --set "training.validate_every=$every" \
+    --set "training.max_steps=${variant_steps[$1]}" --set "training.max_time=0" --set "training.validate_every=$every" \
     "${sets[@]}" "${own[@]}" > "$work/$name.log" 2>&1; then
     echo "sweep: variant $name failed, see $work/$name.log" >&2
     touch "$work/$name.failed"
@@ -67,15 +87,77 @@ run_variant() {
 # before any lane starts (a lane must not find the earlier first variant's tokenizer).
 for name in "${names[@]}"; do rm -rf "${work:?}/$name" "$work/$name.log" "$work/$name.failed"; done
 
+# Each variant's update budget: --steps, or with --equal-time --steps scaled by the measured pace.
+variant_steps=()
+for name in "${names[@]}"; do variant_steps+=("$steps"); done
+
+# Seconds per update of the config with the settings $2 (KEY=VALUE ...) at --pace-threads
+# threads, from the train records of a short run in $1 (no dev set: nothing but updates is timed).
+pace_run() {
+  local dir=$1 own=() kv
+  for kv in $2; do own+=(--set "$kv"); done
+  [[ -n $tokenizer ]] && own=(--set "tokenizer.path=$tokenizer" "${own[@]}")
+  rm -rf "$dir"
+  if ! OMP_NUM_THREADS=$pace_threads "$heed" -q --threads "$pace_threads" train -c "$config" -m "$dir" \
+    "${corpus_sets[@]}" --set data.dev.src= --set data.dev.tgt= --set "data.cache_dir=$work/cache" \
+    --set "training.max_steps=$((20 + pace_steps))" --set training.max_time=0 --set training.log_every=20 \
+    --set training.average_last=0 "${sets[@]}" "${own[@]}" > "$dir.log" 2>&1; then
+    echo "sweep: pace run failed, see $dir.log" >&2
+    exit 1
+  fi
+  python3 - "$dir/metrics.jsonl" <<'PY'
+import json, sys
+recs = [r for r in map(json.loads, open(sys.argv[1])) if r.get("type") == "train"]
+first = next(r for r in recs if r["step"] >= 20)
+print(f"{(recs[-1]['elapsed'] - first['elapsed']) / (recs[-1]['step'] - first['step']):.6f}")
+PY
+}
+
+if ((equal_time)); then
+  ((pace_threads >= 1 && pace_threads <= cores && pace_steps >= 20 && pace_rounds >= 1)) || usage
+  mkdir -p "$work/pace"
+  : > "$work/pace.tsv"
+  for ((round = 1; round <= pace_rounds; round++)); do
+    pace_config=$(pace_run "$work/pace/config" "")
+    printf 'config\t%s\t%s\n' "$round" "$pace_config" >> "$work/pace.tsv"
+    if [[ -z $tokenizer ]]; then
+      cp "$work/pace/config/tokenizer.json" "$work/tokenizer.json"
+      tokenizer=$work/tokenizer.json
+    fi
+    for ((i = 0; i < ${#names[@]}; i++)); do
+      pace=$(pace_run "$work/pace/${names[i]}" "${variant_sets[i]}")
+      printf '%s\t%s\t%s\n' "${names[i]}" "$round" "$pace" >> "$work/pace.tsv"
+    done
+  done
+  rm -rf "$work/pace"
+  # The medians, and each variant's updates in the config's time.
+  mapfile -t variant_steps < <(python3 - "$work/pace.tsv" "$steps" "$pace_threads" "${names[@]}" <<'PY'
+import statistics, sys
+path, steps, threads, names = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+paces = {}
+for line in open(path):
+    name, _, secs = line.split("\t")
+    paces.setdefault(name, []).append(float(secs))
+median = {n: statistics.median(v) for n, v in paces.items()}
+print(f"sweep: seconds per update at {threads} threads (median of {len(paces['config'])}): config {median['config']:.3f}", file=sys.stderr)
+for n in names:
+    n_steps = round(steps * median["config"] / median[n])
+    print(f"sweep:   {n} {median[n]:.3f} ({' '.join(f'{p:.3f}' for p in paces[n])}): {n_steps} updates in the config's {steps}", file=sys.stderr)
+    print(n_steps)
+PY
+  )
+  ((pace_only)) && exit 0
+fi
+
 # The first run alone writes the encoded-corpus cache (and learns the tokenizer), so the lanes do
 # not race for them.
-run_variant "${names[0]}" "${variant_sets[0]}" &
+run_variant 0 &
 first=$!
 [[ -n $tokenizer ]] || tokenizer=$work/${names[0]}/tokenizer.json
 while [[ ! -d $work/cache || ! -f $tokenizer ]] && kill -0 "$first" 2>/dev/null; do sleep 2; done
 for ((i = 1; i < ${#names[@]}; i++)); do
   while (($(jobs -rp | wc -l) >= lanes)); do wait -n || true; done
-  run_variant "${names[i]}" "${variant_sets[i]}" &
+  run_variant "$i" &
 done
 wait
 
