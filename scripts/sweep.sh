@@ -8,6 +8,7 @@
 #   scripts/sweep.sh CORPUS_DIR -c CONFIG --steps N [--lanes 2] [--work DIR]
 #                    [--validate-every 500] [--set KEY=VALUE ...]
 #                    [--equal-time [--pace-threads T] [--pace-steps 60] [--pace-rounds 3] [--pace-only]]
+#                    [--continue]
 #                    --variant NAME 'KEY=VALUE KEY=VALUE ...' [--variant ...]
 #
 # CORPUS_DIR holds train.{en,de} and dev.{en,de}. --set applies to every variant; a variant's own
@@ -23,17 +24,21 @@
 # runs themselves keep one thread each and count updates, so their results do not depend on load.
 # --pace-only stops after the measurement (to run two sweeps' variants side by side, give each
 # variant its measured count as its own training.max_steps).
+#
+# --continue takes up a sweep that was stopped (a long budget outlasts a sitting): in the same
+# --work, with the same arguments, a finished variant is kept, a stopped one resumes exactly from
+# its last checkpoint (heed train --resume), and the paces measured before are used again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-  echo "usage: scripts/sweep.sh CORPUS_DIR -c CONFIG --steps N [--lanes L] [--work DIR] [--validate-every N] [--set KEY=VALUE ...] [--equal-time [--pace-threads T] [--pace-steps N] [--pace-rounds N] [--pace-only]] --variant NAME 'KEY=VALUE ...' ..." >&2
+  echo "usage: scripts/sweep.sh CORPUS_DIR -c CONFIG --steps N [--lanes L] [--work DIR] [--validate-every N] [--set KEY=VALUE ...] [--equal-time [--pace-threads T] [--pace-steps N] [--pace-rounds N] [--pace-only]] [--continue] --variant NAME 'KEY=VALUE ...' ..." >&2
   exit 2
 }
 [[ $# -ge 1 ]] || usage
 corpus=$1; shift
 config= steps= lanes=2 work= every=500 sets=() names=() variant_sets=()
-equal_time=0 pace_threads=$(nproc) pace_steps=60 pace_rounds=3 pace_only=0
+equal_time=0 pace_threads=$(nproc) pace_steps=60 pace_rounds=3 pace_only=0 continue_sweep=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     -c) config=$2; shift 2 ;;
@@ -47,6 +52,7 @@ while [[ $# -gt 0 ]]; do
     --pace-steps) pace_steps=$2; shift 2 ;;
     --pace-rounds) pace_rounds=$2; shift 2 ;;
     --pace-only) equal_time=1 pace_only=1; shift ;;
+    --continue) continue_sweep=1; shift ;;
     --variant) [[ $# -ge 3 ]] || usage; names+=("$2"); variant_sets+=("$3"); shift 3 ;;
     *) usage ;;
   esac
@@ -69,23 +75,32 @@ echo "sweep: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'
 tokenizer=$work/tokenizer.json
 [[ -f $tokenizer ]] || tokenizer=
 
-# Trains variant number $1 for its update budget.
+# Trains variant number $1 for its update budget (with --continue: resumes it, or leaves it be
+# when it has finished).
 run_variant() {
-  local name=${names[$1]} own=() kv
+  local name=${names[$1]} own=() kv resume=()
+  [[ -f $work/$name.done ]] && return
+  [[ -f $work/$name/trainer_state.safetensors ]] && resume=(--resume)
   for kv in ${variant_sets[$1]}; do own+=(--set "$kv"); done
   [[ -n $tokenizer ]] && own=(--set "tokenizer.path=$tokenizer" "${own[@]}")
-  if ! OMP_NUM_THREADS=1 "$heed" -q --threads 1 train -c "$config" -m "$work/$name" \
+  if OMP_NUM_THREADS=1 "$heed" -q --threads 1 train -c "$config" -m "$work/$name" "${resume[@]}" \
     "${corpus_sets[@]}" --set "data.cache_dir=$work/cache" \
     --set "training.max_steps=${variant_steps[$1]}" --set "training.max_time=0" --set "training.validate_every=$every" \
-    "${sets[@]}" "${own[@]}" > "$work/$name.log" 2>&1; then
+    "${sets[@]}" "${own[@]}" >> "$work/$name.log" 2>&1; then
+    touch "$work/$name.done"
+  else
     echo "sweep: variant $name failed, see $work/$name.log" >&2
     touch "$work/$name.failed"
   fi
 }
 
 # A second sweep in the same --work starts afresh: every variant's earlier run goes first, here,
-# before any lane starts (a lane must not find the earlier first variant's tokenizer).
-for name in "${names[@]}"; do rm -rf "${work:?}/$name" "$work/$name.log" "$work/$name.failed"; done
+# before any lane starts (a lane must not find the earlier first variant's tokenizer). With
+# --continue only a failed variant's run goes.
+for name in "${names[@]}"; do
+  if ((continue_sweep)) && [[ ! -f $work/$name.failed ]]; then continue; fi
+  rm -rf "${work:?}/$name" "$work/$name.log" "$work/$name.failed" "$work/$name.done"
+done
 
 # Each variant's update budget: --steps, or with --equal-time --steps scaled by the measured pace.
 variant_steps=()
@@ -113,7 +128,14 @@ print(f"{(recs[-1]['elapsed'] - first['elapsed']) / (recs[-1]['step'] - first['s
 PY
 }
 
-if ((equal_time)); then
+# With --continue, the paces of the stopped sweep when they cover every variant.
+paces_known=0
+if ((equal_time && continue_sweep)) && [[ -f $work/pace.tsv ]]; then
+  paces_known=1
+  for name in config "${names[@]}"; do cut -f1 "$work/pace.tsv" | grep -qxF "$name" || paces_known=0; done
+fi
+
+if ((equal_time && !paces_known)); then
   ((pace_threads >= 1 && pace_threads <= cores && pace_steps >= 20 && pace_rounds >= 1)) || usage
   mkdir -p "$work/pace"
   : > "$work/pace.tsv"
@@ -130,6 +152,8 @@ if ((equal_time)); then
     done
   done
   rm -rf "$work/pace"
+fi
+if ((equal_time)); then
   # The medians, and each variant's updates in the config's time.
   mapfile -t variant_steps < <(python3 - "$work/pace.tsv" "$steps" "$pace_threads" "${names[@]}" <<'PY'
 import statistics, sys
