@@ -103,6 +103,8 @@ TEST_CASE("the example configs differ from the defaults only where documented") 
   expected.training.eps = 1e-9f;
   expected.decoding.length_penalty = 0.6f;
   expected.model.dropout = 0;  // the dropout sweep at the 30-minute update count
+  expected.training.batch_tokens = 1000;    // the batch sweep at equal time
+  expected.training.validate_every = 1000;  // twice the updates of the larger batch: as few validations
   expected.model.gru.tie_output = false;  // a GRU field: the Transformer keeps the default
   CHECK(transformer == expected);
 }
