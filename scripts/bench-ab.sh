@@ -15,8 +15,9 @@
 # Training: configs/<arch>.json (model sizes as shipped, batches of 2,000 padded tokens) on
 # data/train.*, a tokenizer of 8000 pieces learned once and given to both, --steps updates after
 # --warmup; throughput = target tokens of the timed updates / their seconds, read from each run's
-# metrics.jsonl (start-up and the warm-up excluded). Translation: a model trained by A (so that both builds read its config),
-# data/dev.en translated greedily and with beam 5; seconds of the whole command.
+# metrics.jsonl (start-up and the warm-up excluded). Translation: a model trained by A (so that
+# both builds read its config), data/dev.en translated greedily and with beam 5; seconds of the
+# whole command.
 # Prints one row per measurement: A's and B's medians (tokens/s, or seconds for translation) and
 # the median of the speed ratio B/A (> 1: B is faster).
 set -euo pipefail
