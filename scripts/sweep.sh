@@ -75,18 +75,25 @@ echo "sweep: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'
 tokenizer=$work/tokenizer.json
 [[ -f $tokenizer ]] || tokenizer=
 
+# The --set flags of the settings $1 (KEY=VALUE ...), after the sweep's tokenizer, in own_flags.
+settings_flags() {
+  local kv
+  own_flags=()
+  [[ -n $tokenizer ]] && own_flags=(--set "tokenizer.path=$tokenizer")
+  for kv in $1; do own_flags+=(--set "$kv"); done
+}
+
 # Trains variant number $1 for its update budget (with --continue: resumes it, or leaves it be
 # when it has finished).
 run_variant() {
-  local name=${names[$1]} own=() kv resume=()
+  local name=${names[$1]} resume=() own_flags
   [[ -f $work/$name.done ]] && return
   [[ -f $work/$name/trainer_state.safetensors ]] && resume=(--resume)
-  for kv in ${variant_sets[$1]}; do own+=(--set "$kv"); done
-  [[ -n $tokenizer ]] && own=(--set "tokenizer.path=$tokenizer" "${own[@]}")
+  settings_flags "${variant_sets[$1]}"
   if OMP_NUM_THREADS=1 "$heed" -q --threads 1 train -c "$config" -m "$work/$name" "${resume[@]}" \
     "${corpus_sets[@]}" --set "data.cache_dir=$work/cache" \
     --set "training.max_steps=${variant_steps[$1]}" --set "training.max_time=0" --set "training.validate_every=$every" \
-    "${sets[@]}" "${own[@]}" >> "$work/$name.log" 2>&1; then
+    "${sets[@]}" "${own_flags[@]}" >> "$work/$name.log" 2>&1; then
     touch "$work/$name.done"
   else
     echo "sweep: variant $name failed, see $work/$name.log" >&2
@@ -109,14 +116,13 @@ for name in "${names[@]}"; do variant_steps+=("$steps"); done
 # Seconds per update of the config with the settings $2 (KEY=VALUE ...) at --pace-threads
 # threads, from the train records of a short run in $1 (no dev set: nothing but updates is timed).
 pace_run() {
-  local dir=$1 own=() kv
-  for kv in $2; do own+=(--set "$kv"); done
-  [[ -n $tokenizer ]] && own=(--set "tokenizer.path=$tokenizer" "${own[@]}")
+  local dir=$1 own_flags
+  settings_flags "$2"
   rm -rf "$dir"
   if ! OMP_NUM_THREADS=$pace_threads "$heed" -q --threads "$pace_threads" train -c "$config" -m "$dir" \
     "${corpus_sets[@]}" --set data.dev.src= --set data.dev.tgt= --set "data.cache_dir=$work/cache" \
     --set "training.max_steps=$((20 + pace_steps))" --set training.max_time=0 --set training.log_every=20 \
-    --set training.average_last=0 "${sets[@]}" "${own[@]}" > "$dir.log" 2>&1; then
+    --set training.average_last=0 "${sets[@]}" "${own_flags[@]}" > "$dir.log" 2>&1; then
     echo "sweep: pace run failed, see $dir.log" >&2
     exit 1
   fi
