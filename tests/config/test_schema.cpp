@@ -87,10 +87,11 @@ TEST_CASE("the example configs differ from the defaults only where documented") 
   expected.data.dev_tgt = "data/dev.de";
   // the recipes for 30 minutes (README: recipes for a time budget)
   expected.training.max_time = 1800;
-  expected.training.validate_every = 500;
   expected.training.average_last = 3;
-  expected.model.share_embeddings = true;  // the embeddings sweeps (both recipes share)
-  expected.model.gru.tie_output = true;    // the GRU's embeddings sweep
+  expected.model.share_embeddings = true;   // the embeddings sweeps (both recipes share)
+  expected.model.gru.tie_output = true;     // the GRU's embeddings sweep
+  expected.training.batch_tokens = 1000;    // the batch sweeps at equal time (both recipes)
+  expected.training.validate_every = 1000;  // twice the updates of the larger batch: as few validations
   CHECK(gru == expected);
 
   heed::Config transformer = heed::load_config((configs_dir() / "transformer.json").string());
@@ -102,9 +103,7 @@ TEST_CASE("the example configs differ from the defaults only where documented") 
   expected.training.beta2 = 0.98f;
   expected.training.eps = 1e-9f;
   expected.decoding.length_penalty = 0.6f;
-  expected.model.dropout = 0;  // the dropout sweep at the 30-minute update count
-  expected.training.batch_tokens = 1000;    // the batch sweep at equal time
-  expected.training.validate_every = 1000;  // twice the updates of the larger batch: as few validations
+  expected.model.dropout = 0;             // the dropout sweep at the 30-minute update count
   expected.model.gru.tie_output = false;  // a GRU field: the Transformer keeps the default
   CHECK(transformer == expected);
 }
