@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <utility>
 
+#include "serve/spin_wait.hpp"
+
 namespace heed::serve {
 
 Selection select_batch(const std::deque<QueuedSentence>& queue, int max_batch_tokens) {
@@ -48,6 +50,7 @@ bool BatchQueue::push(const std::shared_ptr<Job>& job) {
       if (!job->sources[i].empty()) queue_.push_back({job, i, static_cast<int>(job->sources[i].size()) + 1, now});
     last_arrival_ = last_activity_ = now;
     rested_ = false;
+    ++events_;
   }
   changed_.notify_all();
   return true;
@@ -55,9 +58,14 @@ bool BatchQueue::push(const std::shared_ptr<Job>& job) {
 
 std::vector<QueuedSentence> BatchQueue::pop_batch() {
   std::unique_lock<std::mutex> lock(mutex_);
+  bool spun = false;
   for (;;) {
     if (queue_.empty()) {
       if (closed_) return {};
+      if (!spun) {
+        spun = true;
+        if (spin_for_sentences(lock)) continue;
+      }
       wait_for_sentences(lock);
       continue;
     }
@@ -81,6 +89,18 @@ std::vector<QueuedSentence> BatchQueue::pop_batch() {
     if (!queue_.empty()) changed_.notify_one();  // another idle worker may take what is left
     return batch;
   }
+}
+
+bool BatchQueue::spin_for_sentences(std::unique_lock<std::mutex>& lock) {
+  if (spinning_ || policy_.spin.count() <= 0) return false;
+  spinning_ = true;
+  const uint64_t seen = events_.load();
+  lock.unlock();
+  const bool changed = spin_until([&] { return events_.load() != seen; }, policy_.spin);
+  lock.lock();
+  spinning_ = false;
+  if (changed && !queue_.empty()) ++spin_hits_;
+  return changed;
 }
 
 void BatchQueue::wait_for_sentences(std::unique_lock<std::mutex>& lock) {
@@ -120,8 +140,14 @@ void BatchQueue::close() {
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     closed_ = true;
+    ++events_;
   }
   changed_.notify_all();
+}
+
+uint64_t BatchQueue::spin_hits() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return spin_hits_;
 }
 
 size_t BatchQueue::size() const {

@@ -13,8 +13,10 @@
 //
 // The server is at rest when nothing has been queued or decoded for `rest`: then one waiting
 // worker runs the queue's on_rest callback, once per rest (the service gives the heap back then).
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -33,6 +35,10 @@ struct BatchPolicy {
   // (tests use it to hold sentences in the queue).
   bool wait_when_idle = false;
   std::chrono::milliseconds rest{500};
+  // How long a worker that found the queue empty polls it before it sleeps, one worker at a time
+  // (serve/spin_wait.hpp): a lone client's next sentence comes within a millisecond of its last
+  // answer. 0: sleep at once.
+  std::chrono::microseconds spin{1000};
 };
 
 struct QueuedSentence {
@@ -65,10 +71,15 @@ class BatchQueue {
   // Draining: nothing waits for a fuller batch any more, and pop_batch ends when all is taken.
   void close();
   size_t size() const;
+  // pop_batch calls that found their sentences while polling, not sleeping (for tests).
+  uint64_t spin_hits() const;
 
  private:
   // Waits while the queue is empty, running on_rest (unlocked) when the server comes to rest.
   void wait_for_sentences(std::unique_lock<std::mutex>& lock);
+  // Polls (unlocked) for a push or a close for up to policy_.spin, unless another worker is
+  // already polling; true when one came.
+  bool spin_for_sentences(std::unique_lock<std::mutex>& lock);
 
   BatchPolicy policy_;
   std::function<void()> on_rest_;
@@ -80,6 +91,9 @@ class BatchQueue {
   bool rested_ = true;                               // on_rest has run since last_activity_
   int decoding_ = 0;  // batches popped and not yet done
   bool closed_ = false;
+  std::atomic<uint64_t> events_{0};  // pushes and closes, for a polling worker to see
+  bool spinning_ = false;            // a worker is in spin_for_sentences
+  uint64_t spin_hits_ = 0;
 };
 
 }  // namespace heed::serve

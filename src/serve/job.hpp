@@ -24,6 +24,9 @@ struct SearchKey {
 
 struct Job {
   SearchKey key;
+  // Keep each hypothesis' attention rows for the alignments. Not part of the key: a batch keeps
+  // them when any of its jobs asks (they change no translation), for that job alone.
+  bool alignment = false;
   std::vector<std::vector<int32_t>> sources;      // per sentence, without </s>; empty = nothing to decode
   std::vector<std::vector<Translation>> results;  // per sentence, n-best, filled by the workers
 

@@ -9,11 +9,29 @@
 #include <string>
 
 #include "serve/decode_batch.hpp"
+#include "serve/spin_wait.hpp"
 #include "tensor/dnnl_context.hpp"
 #include "util/error.hpp"
 #include "util/text_lines.hpp"
 
 namespace heed::serve {
+namespace {
+
+// Counts the requests waiting for their sentences while it lives.
+class WaitingRequest {
+ public:
+  explicit WaitingRequest(std::atomic<int>& count) : count_(count), alone_(++count == 1) {}
+  ~WaitingRequest() { --count_; }
+  WaitingRequest(const WaitingRequest&) = delete;
+  WaitingRequest& operator=(const WaitingRequest&) = delete;
+  bool alone() const { return alone_; }
+
+ private:
+  std::atomic<int>& count_;
+  const bool alone_;
+};
+
+}  // namespace
 
 TranslationService::TranslationService(Seq2Seq& model, const Tokenizers& tokenizers, const DecodingConfig& defaults,
                                        const ServiceOptions& options, Metrics& metrics)
@@ -40,6 +58,7 @@ std::vector<TranslationResult> TranslationService::translate(const TranslateRequ
                                                              Clock::time_point deadline) {
   auto job = std::make_shared<Job>();
   job->key = {request.beam, request.nbest};
+  job->alignment = request.alignment;
   job->sources.resize(request.text.size());
   job->results.resize(request.text.size());
   for (size_t i = 0; i < request.text.size(); ++i) {
@@ -58,6 +77,16 @@ std::vector<TranslationResult> TranslationService::translate(const TranslateRequ
 
   if (job->remaining > 0) {
     if (!queue_.push(job)) throw RequestError(503, "", "the server is shutting down");
+    // A lone request polls for its answer first (serve/spin_wait.hpp); with others waiting too,
+    // the CPU is better left to the workers.
+    const WaitingRequest waiting(waiting_requests_);
+    if (waiting.alone() && spin_until(
+                               [&] {
+                                 const std::lock_guard<std::mutex> lock(job->mutex);
+                                 return job->remaining == 0;
+                               },
+                               options_.lone_request_spin))
+      ++lone_spin_hits_;
     std::unique_lock<std::mutex> lock(job->mutex);
     if (!job->done.wait_until(lock, deadline, [&] { return job->remaining == 0; })) {
       lock.unlock();
@@ -103,11 +132,16 @@ void TranslationService::work() {
     if (batch.empty()) return;
     const SearchKey key = batch.front().job->key;
     std::vector<std::vector<int32_t>> sources;
-    for (const QueuedSentence& q : batch) sources.push_back(q.job->sources[q.index]);
+    bool keep_attention = false;
+    for (const QueuedSentence& q : batch) {
+      sources.push_back(q.job->sources[q.index]);
+      keep_attention = keep_attention || q.job->alignment;
+    }
     std::vector<std::vector<Translation>> out;
     std::string failure;
     try {
-      out = decode_batch(model_, tokenizers_.target(), sources, request_search(defaults_, key.beam, key.nbest));
+      out = decode_batch(model_, tokenizers_.target(), sources, request_search(defaults_, key.beam, key.nbest),
+                         keep_attention);
     } catch (const std::exception& e) {
       failure = e.what()[0] ? e.what() : "unknown error";
     } catch (...) {
@@ -123,9 +157,11 @@ void TranslationService::work() {
     for (size_t k = 0; k < batch.size(); ++k) {
       Job& job = *batch[k].job;
       const std::lock_guard<std::mutex> lock(job.mutex);
-      if (failure.empty())
+      if (failure.empty()) {
+        if (!job.alignment)  // kept for another job of the batch
+          for (Translation& t : out[k]) t.attention = {};
         job.results[batch[k].index] = std::move(out[k]);
-      else
+      } else
         job.failure = failure;
       if (--job.remaining == 0) job.done.notify_all();
     }

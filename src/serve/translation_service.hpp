@@ -8,6 +8,8 @@
 // evaluation mode (EvalMode) from construction to destruction, so the workers' searches only
 // read them; each worker runs with one OpenMP thread and its own (thread-local) primitives.
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <thread>
 #include <vector>
 
@@ -31,6 +33,9 @@ struct ServiceOptions {
   // (no drop in 24,000 requests of 32 clients); the Transformer's attention products still take
   // exact shapes, and for them this bound is what keeps memory from growing without end.
   size_t max_cached_primitives = 256;
+  // How long a request that is the only one waiting polls for its translations before it sleeps
+  // (serve/spin_wait.hpp): most single sentences are decoded within a few milliseconds.
+  std::chrono::microseconds lone_request_spin{5000};
 };
 
 class TranslationService {
@@ -53,6 +58,9 @@ class TranslationService {
 
   size_t queued_sentences() const { return queue_.size(); }
   const Tokenizers& tokenizers() const { return tokenizers_; }
+  // Requests answered while polling (a lone request), and batches found so by a worker (tests).
+  uint64_t lone_spin_hits() const { return lone_spin_hits_; }
+  uint64_t worker_spin_hits() const { return queue_.spin_hits(); }
 
  private:
   void work();
@@ -66,6 +74,8 @@ class TranslationService {
   const EvalMode eval_;
   BatchQueue queue_;
   std::vector<std::thread> workers_;
+  std::atomic<int> waiting_requests_{0};
+  std::atomic<uint64_t> lone_spin_hits_{0};
 };
 
 }  // namespace heed::serve

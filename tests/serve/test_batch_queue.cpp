@@ -221,3 +221,50 @@ TEST_CASE("the queue runs on_rest once when nothing has been queued or decoded f
   queue.close();
   worker.join();
 }
+
+TEST_CASE("a worker that finds the queue empty polls it before it sleeps, one worker at a time", "[serve]") {
+  // Polls for up to 5 s: a loaded machine only delays what the threads do.
+  auto reaches = [](const std::atomic<int>& count, int n) {
+    for (const auto start = Clock::now(); seconds(start) < 5; std::this_thread::sleep_for(5ms))
+      if (count == n) return true;
+    return false;
+  };
+  BatchPolicy policy;
+  policy.spin = 60s;  // longer than the test: a worker that polls never sleeps in it
+  BatchQueue queue(policy);
+  std::atomic<int> started{0}, popped{0};
+  auto worker = [&] {
+    ++started;
+    const auto batch = queue.pop_batch();
+    if (!batch.empty()) ++popped;
+  };
+  std::thread first(worker);
+  REQUIRE(reaches(started, 1));
+  std::this_thread::sleep_for(50ms);  // inside pop_batch by now, polling
+  queue.push(job_of({3}));
+  REQUIRE(reaches(popped, 1));
+  first.join();
+  CHECK(queue.spin_hits() == 1);  // found while polling
+
+  // Two idle workers: one polls, the other sleeps; closing ends both at once, the poller too.
+  std::thread second(worker), third(worker);
+  REQUIRE(reaches(started, 3));
+  std::this_thread::sleep_for(50ms);
+  const auto closing = Clock::now();
+  queue.close();
+  second.join();
+  third.join();
+  CHECK(seconds(closing) < 5);
+  CHECK(popped == 1);
+  CHECK(queue.spin_hits() == 1);  // a close is no batch
+
+  policy.spin = 0us;  // sleeps at once: the push wakes it, no poll finds it
+  BatchQueue sleeper(policy);
+  std::atomic<bool> got{false};
+  std::thread fourth([&] { got = sleeper.pop_batch().size() == 1; });
+  std::this_thread::sleep_for(50ms);
+  sleeper.push(job_of({3}));
+  fourth.join();
+  CHECK(got);
+  CHECK(sleeper.spin_hits() == 0);
+}

@@ -19,11 +19,12 @@ using namespace std::chrono_literals;
 
 namespace {
 
-TranslateRequest request_of(std::vector<std::string> text, int beam, int nbest = 1) {
+TranslateRequest request_of(std::vector<std::string> text, int beam, int nbest = 1, bool alignment = false) {
   TranslateRequest r;
   r.text = std::move(text);
   r.beam = beam;
   r.nbest = nbest;
+  r.alignment = alignment;
   return r;
 }
 
@@ -38,15 +39,19 @@ float max_difference(const std::vector<std::vector<float>>& a, const std::vector
 }
 
 // The same translations; the numbers to rounding only: a sentence's other batch members change
-// how its products are rounded (translate_lines batches these lines otherwise).
-void check_same(const TranslationResult& got, const TranslationResult& expected) {
+// how its products are rounded (translate_lines batches these lines otherwise). Attention rows
+// only for a request that asked for alignments.
+void check_same(const TranslationResult& got, const TranslationResult& expected, bool alignment = false) {
   CHECK(got.source_tokens == expected.source_tokens);
   REQUIRE(got.nbest.size() == expected.nbest.size());
   for (size_t k = 0; k < got.nbest.size(); ++k) {
     CHECK(got.nbest[k].text == expected.nbest[k].text);
     CHECK(got.nbest[k].tokens == expected.nbest[k].tokens);
     CHECK(got.nbest[k].score == Approx(expected.nbest[k].score).epsilon(1e-5));
-    CHECK(max_difference(got.nbest[k].attention, expected.nbest[k].attention) < 1e-5f);
+    if (alignment)
+      CHECK(max_difference(got.nbest[k].attention, expected.nbest[k].attention) < 1e-5f);
+    else
+      CHECK(got.nbest[k].attention.empty());
   }
 }
 
@@ -106,6 +111,50 @@ TEST_CASE("concurrent requests, batched together by two workers, get translate_l
   const int batches = std::stoi(text.substr(at + std::string("\nheed_batches_total ").size()));
   CHECK(batches >= 3);  // three search settings never share a batch
   CHECK(batches <= 12);
+}
+
+TEST_CASE("attention rows go only to requests that ask for alignments, also in a shared batch", "[serve]") {
+  auto model = tiny_gru();
+  const auto lines = sample_lines(4);
+  const auto expected = translate_lines(*model, sample_tokenizers(), lines, request_search(short_search(), 2, 1), {});
+  REQUIRE_FALSE(expected[0].nbest[0].attention.empty());
+  Metrics metrics;
+  ServiceOptions options = never_due();  // batches go when draining: both requests in one
+  TranslationService service(*model, sample_tokenizers(), short_search(), options, metrics);
+  std::vector<TranslationResult> plain, aligned;
+  std::thread a([&] { plain = service.translate(request_of({lines[0], lines[1]}, 2), Clock::now() + 60s); });
+  std::thread b([&] { aligned = service.translate(request_of({lines[2], lines[3]}, 2, 1, true), Clock::now() + 60s); });
+  for (const auto start = Clock::now(); service.queued_sentences() < 4 && Clock::now() - start < 5s;)
+    std::this_thread::sleep_for(1ms);
+  service.drain();
+  a.join();
+  b.join();
+  CHECK(metrics.prometheus(0, 0).find("heed_batches_total 1\n") != std::string::npos);
+  REQUIRE(plain.size() == 2);
+  REQUIRE(aligned.size() == 2);
+  for (int k = 0; k < 2; ++k) {
+    check_same(plain[k], expected[k]);
+    check_same(aligned[k], expected[2 + k], true);
+  }
+}
+
+TEST_CASE("a lone request polls for its translations; with the poll off it sleeps", "[serve]") {
+  auto model = tiny_gru();
+  const auto lines = sample_lines(2);
+  const auto expected = translate_lines(*model, sample_tokenizers(), lines, request_search(short_search(), 2, 1), {});
+  for (const bool poll : {true, false}) {
+    Metrics metrics;
+    ServiceOptions options;
+    options.max_sentence_tokens = 1000;
+    options.lone_request_spin = poll ? std::chrono::microseconds(60s) : std::chrono::microseconds(0);
+    TranslationService service(*model, sample_tokenizers(), short_search(), options, metrics);
+    for (int r = 0; r < 2; ++r) {
+      const auto got = service.translate(request_of({lines[r]}, 2), Clock::now() + 60s);
+      REQUIRE(got.size() == 1);
+      check_same(got[0], expected[r]);
+    }
+    CHECK(service.lone_spin_hits() == (poll ? 2u : 0u));
+  }
 }
 
 TEST_CASE("a worker that drops its primitives after every batch still translates alike", "[serve]") {

@@ -1,6 +1,7 @@
 #pragma once
 // A tiny random-weight GRU and the BPE tokenizer of the test sample text, for the serve tests:
 // outputs are arbitrary but deterministic, and short (see short_search).
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -17,9 +18,8 @@ inline const Tokenizers& sample_tokenizers() {
   static const Tokenizers t = [] {
     TokenizerOptions opts;
     opts.vocab_size = 400;
-    return Tokenizers::joint(Tokenizer::train(
-        {std::string(HEED_TEST_FIXTURES) + "/text/sample.en", std::string(HEED_TEST_FIXTURES) + "/text/sample.de"},
-        opts));
+    const std::filesystem::path text = std::filesystem::path(HEED_TEST_FIXTURES) / "text";
+    return Tokenizers::joint(Tokenizer::train({(text / "sample.en").string(), (text / "sample.de").string()}, opts));
   }();
   return t;
 }
