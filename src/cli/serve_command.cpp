@@ -26,7 +26,7 @@ namespace {
 struct ServeArgs {
   std::vector<std::string> model_dirs;  // several: an ensemble
   std::string host = "127.0.0.1", precision = "auto";
-  int port = 8080, max_batch_tokens = 0, max_wait_ms = 10, max_sentences = 256, max_sentence_length = 0, max_beam = 16,
+  int port = 8080, max_batch_tokens = 0, max_wait_ms = 0, max_sentences = 256, max_sentence_length = 0, max_beam = 16,
       timeout_ms = 30000, io_threads = 64;
   size_t max_request_bytes = 1 << 20;
   CLI::Option *batch_tokens_opt = nullptr, *sentence_length_opt = nullptr;
@@ -112,7 +112,8 @@ void add_serve_command(CLI::App& app, Registry& registry) {
                       "padded source tokens per batch (default: decoding.batch_tokens, or 2048 when that is 0)")
           ->check(CLI::PositiveNumber);
   sub->add_option("--max-wait-ms", args->max_wait_ms,
-                  "longest a sentence waits for others to share its batch while another is decoded; 0 = never wait")
+                  "longest a sentence waits for others to share its batch while another is decoded; 0 = never: a free "
+                  "worker takes what is queued")
       ->check(CLI::Range(0, 60000))
       ->capture_default_str();
   sub->add_option("--precision", args->precision,

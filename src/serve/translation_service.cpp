@@ -4,6 +4,7 @@
 #include <omp.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <exception>
 #include <memory>
 #include <string>
@@ -80,12 +81,14 @@ std::vector<TranslationResult> TranslationService::translate(const TranslateRequ
     // A lone request polls for its answer first (serve/spin_wait.hpp); with others waiting too,
     // the CPU is better left to the workers.
     const WaitingRequest waiting(waiting_requests_);
-    if (waiting.alone() && spin_until(
-                               [&] {
-                                 const std::lock_guard<std::mutex> lock(job->mutex);
-                                 return job->remaining == 0;
-                               },
-                               options_.lone_request_spin))
+    if (waiting.alone() &&
+        spin_until(
+            [&] {
+              const std::lock_guard<std::mutex> lock(job->mutex);
+              return job->remaining == 0;
+            },
+            std::min(options_.lone_request_spin,
+                     std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now()))))
       ++lone_spin_hits_;
     std::unique_lock<std::mutex> lock(job->mutex);
     if (!job->done.wait_until(lock, deadline, [&] { return job->remaining == 0; })) {

@@ -310,7 +310,7 @@ TEST_CASE("serve: a body still arriving after --timeout-ms gets 408; the server 
 }
 
 TEST_CASE("serve: a request not answered within --timeout-ms gets 503", "[cli][serve]") {
-  // A batch that is not full waits for the 1 ms lull after the last arrival: 1 ms is never enough.
+  // Decoding 20 sentences takes longer than 1 ms.
   ServerProcess server(model_dir(), scratch("timeout"), {"--timeout-ms", "1"});
   REQUIRE(server.port() > 0);
   const Answer a = post(server, json{{"text", sample_lines(0, 20)}});
