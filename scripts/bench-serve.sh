@@ -148,7 +148,7 @@ latency_mean=$(echo "$latency_means" | median)
 echo
 echo "== summary ($mode, $threads threads, $(nproc) cores, load average: $(cut -d' ' -f1-3 /proc/loadavg))"
 echo "rounds: 32 clients$rates sentences/s, offline$offline_rates; 1 client$latency_means ms, offline alone$alone_series ms"
-awk -v r="$rate" -v o="$offline" 'BEGIN {printf "32 clients (medians): %.1f sentences/s vs offline %.1f: %.0f %% (target >= 80 %%)\n", r, o, 100 * r / o}'
+awk -v r="$rate" -v o="$offline" 'BEGIN {printf "32 clients (medians): %.1f sentences/s vs offline %.1f: %.1f %% (target >= 80 %%)\n", r, o, 100 * r / o}'
 echo "32 clients, round 2: latency p50 $(field "$work/throughput2.json" p50) ms, p99 $(field "$work/throughput2.json" p99) ms;" \
      "client used $(field "$work/throughput2.json" client_cpu_seconds) CPU s, server $(cat "$work/throughput2.server_cpu") CPU s" \
      "in $(field "$work/throughput2.json" seconds) s"
