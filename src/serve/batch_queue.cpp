@@ -150,6 +150,11 @@ uint64_t BatchQueue::spin_hits() const {
   return spin_hits_;
 }
 
+bool BatchQueue::polling() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return spinning_;
+}
+
 size_t BatchQueue::size() const {
   const std::lock_guard<std::mutex> lock(mutex_);
   return queue_.size();

@@ -73,8 +73,10 @@ class BatchQueue {
   // Draining: nothing waits for a fuller batch any more, and pop_batch ends when all is taken.
   void close();
   size_t size() const;
-  // pop_batch calls that found their sentences while polling, not sleeping (for tests).
+  // pop_batch calls that found their sentences while polling, not sleeping, and whether a worker
+  // is polling now (for tests).
   uint64_t spin_hits() const;
+  bool polling() const;
 
  private:
   // Waits while the queue is empty, running on_rest (unlocked) when the server comes to rest.

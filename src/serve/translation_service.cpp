@@ -81,7 +81,7 @@ std::vector<TranslationResult> TranslationService::translate(const TranslateRequ
     // A lone request polls for its answer first (serve/spin_wait.hpp); with others waiting too,
     // the CPU is better left to the workers.
     const WaitingRequest waiting(waiting_requests_);
-    if (waiting.alone() &&
+    if (waiting.alone() && options_.lone_request_spin.count() > 0 &&
         spin_until(
             [&] {
               const std::lock_guard<std::mutex> lock(job->mutex);

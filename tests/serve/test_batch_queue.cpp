@@ -238,9 +238,13 @@ TEST_CASE("a worker that finds the queue empty polls it before it sleeps, one wo
     const auto batch = queue.pop_batch();
     if (!batch.empty()) ++popped;
   };
+  auto polls = [&] {
+    for (const auto start = Clock::now(); seconds(start) < 5; std::this_thread::sleep_for(1ms))
+      if (queue.polling()) return true;
+    return false;
+  };
   std::thread first(worker);
-  REQUIRE(reaches(started, 1));
-  std::this_thread::sleep_for(50ms);  // inside pop_batch by now, polling
+  REQUIRE(polls());
   queue.push(job_of({3}));
   REQUIRE(reaches(popped, 1));
   first.join();
@@ -249,7 +253,8 @@ TEST_CASE("a worker that finds the queue empty polls it before it sleeps, one wo
   // Two idle workers: one polls, the other sleeps; closing ends both at once, the poller too.
   std::thread second(worker), third(worker);
   REQUIRE(reaches(started, 3));
-  std::this_thread::sleep_for(50ms);
+  REQUIRE(polls());
+  std::this_thread::sleep_for(50ms);  // the other one asleep by now
   const auto closing = Clock::now();
   queue.close();
   second.join();
