@@ -22,8 +22,9 @@ DecodingConfig request_search(const DecodingConfig& defaults, int beam, int nbes
 
 // The n-best translations of each source (non-empty, without </s>), best first, in order, with
 // their attention rows when keep_attention (only alignments need them; keeping them copies S
-// floats per live hypothesis and step). Safe to call from several threads at once on one model while the model is in
-// evaluation mode (EvalMode held by the caller); each thread then runs its own primitives.
+// floats per live hypothesis and step). Safe to call from several threads at once on one model
+// while the model is in evaluation mode (EvalMode held by the caller); each thread then runs its
+// own primitives.
 std::vector<std::vector<Translation>> decode_batch(Seq2Seq& model, const Tokenizer& target,
                                                    const std::vector<std::vector<int32_t>>& sources,
                                                    const DecodingConfig& search, bool keep_attention);
