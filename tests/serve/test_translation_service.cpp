@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <mutex>
+#include <string>
 #include <thread>
 
 #include "serve/decode_batch.hpp"
@@ -122,13 +125,25 @@ TEST_CASE("attention rows go only to requests that ask for alignments, also in a
   ServiceOptions options = never_due();  // batches go when draining: both requests in one
   TranslationService service(*model, sample_tokenizers(), short_search(), options, metrics);
   std::vector<TranslationResult> plain, aligned;
-  std::thread a([&] { plain = service.translate(request_of({lines[0], lines[1]}, 2), Clock::now() + 60s); });
-  std::thread b([&] { aligned = service.translate(request_of({lines[2], lines[3]}, 2, 1, true), Clock::now() + 60s); });
-  for (const auto start = Clock::now(); service.queued_sentences() < 4 && Clock::now() - start < 5s;)
+  std::string failures;  // Catch's macros are for the test's own thread
+  std::mutex failures_mutex;
+  auto send = [&](std::vector<TranslationResult>& out, TranslateRequest request) {
+    try {
+      out = service.translate(request, Clock::now() + 60s);
+    } catch (const std::exception& e) {  // e.g. queued after the drain began: out stays empty
+      const std::lock_guard<std::mutex> lock(failures_mutex);
+      failures += std::string(e.what()) + "\n";
+    }
+  };
+  std::thread a(send, std::ref(plain), request_of({lines[0], lines[1]}, 2));
+  std::thread b(send, std::ref(aligned), request_of({lines[2], lines[3]}, 2, 1, true));
+  for (const auto start = Clock::now(); service.queued_sentences() < 4 && Clock::now() - start < 60s;)
     std::this_thread::sleep_for(1ms);
   service.drain();
   a.join();
   b.join();
+  INFO(failures);
+  CHECK(failures.empty());
   CHECK(metrics.prometheus(0, 0).find("heed_batches_total 1\n") != std::string::npos);
   REQUIRE(plain.size() == 2);
   REQUIRE(aligned.size() == 2);
