@@ -58,9 +58,8 @@ class TranslationService {
 
   size_t queued_sentences() const { return queue_.size(); }
   const Tokenizers& tokenizers() const { return tokenizers_; }
-  // Requests answered while polling (a lone request), and batches found so by a worker (tests).
+  // Requests answered while polling, not sleeping: lone requests (for tests).
   uint64_t lone_spin_hits() const { return lone_spin_hits_; }
-  uint64_t worker_spin_hits() const { return queue_.spin_hits(); }
 
  private:
   void work();

@@ -45,6 +45,19 @@ void make_busy(BatchQueue& queue) {
 
 double seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
 
+// Whether `holds` comes true within 5 s, looking every 5 ms: a loaded machine only delays what
+// the queue's threads do, it never brings it early.
+template <typename Condition>
+bool eventually(Condition holds) {
+  for (const auto start = Clock::now(); seconds(start) < 5; std::this_thread::sleep_for(5ms))
+    if (holds()) return true;
+  return false;
+}
+
+bool reaches(const std::atomic<int>& count, int n) {
+  return eventually([&] { return count == n; });
+}
+
 }  // namespace
 
 TEST_CASE("a batch grows around the oldest sentence with the nearest lengths while it fits", "[serve]") {
@@ -188,12 +201,6 @@ TEST_CASE("the queue runs on_rest once when nothing has been queued or decoded f
   std::atomic<int> rests{0}, popped{0};
   std::atomic<bool> hold{true};
   BatchQueue queue(policy, [&] { ++rests; });
-  // Polls for up to 5 s: a loaded machine only delays the rest, never brings it early.
-  auto reaches = [](const std::atomic<int>& count, int n) {
-    for (const auto start = Clock::now(); seconds(start) < 5; std::this_thread::sleep_for(5ms))
-      if (count == n) return true;
-    return false;
-  };
   std::thread worker([&] {  // decodes each batch for as long as `hold` says
     while (!queue.pop_batch().empty()) {
       ++popped;
@@ -223,12 +230,6 @@ TEST_CASE("the queue runs on_rest once when nothing has been queued or decoded f
 }
 
 TEST_CASE("a worker that finds the queue empty polls it before it sleeps, one worker at a time", "[serve]") {
-  // Polls for up to 5 s: a loaded machine only delays what the threads do.
-  auto reaches = [](const std::atomic<int>& count, int n) {
-    for (const auto start = Clock::now(); seconds(start) < 5; std::this_thread::sleep_for(5ms))
-      if (count == n) return true;
-    return false;
-  };
   BatchPolicy policy;
   policy.spin = 60s;  // longer than the test: a worker that polls never sleeps in it
   BatchQueue queue(policy);
@@ -238,11 +239,7 @@ TEST_CASE("a worker that finds the queue empty polls it before it sleeps, one wo
     const auto batch = queue.pop_batch();
     if (!batch.empty()) ++popped;
   };
-  auto polls = [&] {
-    for (const auto start = Clock::now(); seconds(start) < 5; std::this_thread::sleep_for(1ms))
-      if (queue.polling()) return true;
-    return false;
-  };
+  auto polls = [&] { return eventually([&] { return queue.polling(); }); };
   std::thread first(worker);
   REQUIRE(polls());
   queue.push(job_of({3}));
