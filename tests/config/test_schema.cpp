@@ -92,6 +92,9 @@ TEST_CASE("the example configs differ from the defaults only where documented") 
   expected.model.gru.tie_output = true;     // the GRU's embeddings sweep
   expected.training.batch_tokens = 1000;    // the batch sweeps at equal time (both recipes)
   expected.training.validate_every = 1000;  // twice the updates of the larger batch: as few validations
+  expected.model.gru.enc_hidden = 384;      // the size sweep at equal time and two recipe runs
+  expected.model.gru.dec_hidden = 384;
+  expected.model.gru.attn_dim = 384;
   CHECK(gru == expected);
 
   heed::Config transformer = heed::load_config((configs_dir() / "transformer.json").string());
@@ -104,6 +107,6 @@ TEST_CASE("the example configs differ from the defaults only where documented") 
   expected.training.eps = 1e-9f;
   expected.decoding.length_penalty = 0.6f;
   expected.model.dropout = 0;             // the dropout sweep at the 30-minute update count
-  expected.model.gru.tie_output = false;  // a GRU field: the Transformer keeps the default
+  expected.model.gru = heed::default_config().model.gru;  // GRU fields: the Transformer keeps the defaults
   CHECK(transformer == expected);
 }
