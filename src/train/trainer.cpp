@@ -343,15 +343,15 @@ bool Trainer::update() {
   }
   const float lr = learning_rate_at(progress_.step + 1, budget_elapsed(), tc_);
   if (!apply_update(model_->parameters(), adam_, stats.loss_sum, tc_.clip_norm, lr).applied) {
-    ++bad_steps_;
+    const int64_t skipped = ++progress_.skipped_in_a_row;
     bar_.clear();
-    spdlog::warn("step {}: non-finite loss or gradient, update skipped ({} in a row)", progress_.step + 1, bad_steps_);
-    if (bad_steps_ >= tc_.max_bad_steps)
-      throw Error("training diverged: " + std::to_string(bad_steps_) +
+    spdlog::warn("step {}: non-finite loss or gradient, update skipped ({} in a row)", progress_.step + 1, skipped);
+    if (skipped >= tc_.max_bad_steps)
+      throw Error("training diverged: " + std::to_string(skipped) +
                   " consecutive updates with non-finite loss or gradients (training.max_bad_steps)");
     return false;
   }
-  bad_steps_ = 0;
+  progress_.skipped_in_a_row = 0;
   ++progress_.step;
   last_lr_ = lr;
   window_.loss_sum += stats.loss_sum;

@@ -123,7 +123,6 @@ class Trainer {
   bool interrupt_seen_ = false;  // by some rank, as of the last update
   double last_loss_ = 0;
   float last_lr_ = 0;
-  int bad_steps_ = 0;
   bool stop_early_ = false;
 };
 

@@ -77,6 +77,7 @@ void save_trainer_state(const std::string& path, const ParameterSet& params, con
                    {"has_best", p.has_best ? "1" : "0"},
                    {"validations_without_improvement", std::to_string(p.validations_without_improvement)},
                    {"validated_step", std::to_string(p.validated_step)},
+                   {"skipped_in_a_row", std::to_string(p.skipped_in_a_row)},
                    {"step_checkpoint", p.step_checkpoint ? "1" : "0"}};
   for (const auto& [key, value] : p.task_state) file.metadata["task." + key] = value;
   write_safetensors(path, file);
@@ -121,7 +122,8 @@ TrainerProgress load_trainer_state(const std::string& path, const ParameterSet& 
   p.has_best = meta<int64_t>(file, path, "has_best") != 0;
   p.validations_without_improvement = meta<int64_t>(file, path, "validations_without_improvement");
   p.validated_step = meta<int64_t>(file, path, "validated_step");
-  // Absent from older states: their step files are taken as written.
+  // Absent from older states: nothing skipped; their step files are taken as written.
+  p.skipped_in_a_row = file.metadata.count("skipped_in_a_row") ? meta<int64_t>(file, path, "skipped_in_a_row") : 0;
   p.step_checkpoint = file.metadata.count("step_checkpoint") && meta<int64_t>(file, path, "step_checkpoint") != 0;
   for (const auto& [key, value] : file.metadata)
     if (key.rfind("task.", 0) == 0) p.task_state[key.substr(5)] = value;

@@ -1,7 +1,8 @@
 #pragma once
 // The file that lets training continue exactly: <model_dir>/trainer_state.safetensors holds the
 // parameters (param.<name>), Adam's moments (adam.m.<name>, adam.v.<name>) and, in its metadata,
-// the step, the data position, the dropout RNG, elapsed seconds and early-stopping counters; for
+// the step, the data position, the dropout RNG, elapsed seconds, early-stopping counters and the
+// updates skipped in a row (training.max_bad_steps counts on across a resume); for
 // the graph tasks also the parameters kept for the end (best.<name>) and their own counters.
 // One file, so a kill between two writes can never pair parameters with foreign moments.
 #include <cstdint>
@@ -24,6 +25,7 @@ struct TrainerProgress {
   bool has_best = false;
   int64_t validations_without_improvement = 0;
   int64_t validated_step = 0;                     // step of the last finished dev validation
+  int64_t skipped_in_a_row = 0;                   // updates skipped for a non-finite loss since the last applied one
   bool step_checkpoint = false;                   // the step has a checkpoint (checkpoints/step-N)
   std::map<std::string, std::string> task_state;  // a task's own counters (metadata "task.<key>")
 };

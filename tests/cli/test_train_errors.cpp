@@ -1,8 +1,10 @@
 // `heed train` refusals and failures: each a one-line error with the right exit code, never a
 // crash. Resuming without a state, training over an existing run, a truncated trainer state or
-// model file, and a diverging run (non-finite loss) that stops after training.max_bad_steps.
+// model file, and a diverging run (non-finite loss) that stops after training.max_bad_steps, also
+// when the streak of skipped updates spans a resume.
 #include <catch2/catch.hpp>
 
+#include "io/safetensors.hpp"
 #include "train_fixture.hpp"
 
 using namespace heed::test;
@@ -115,4 +117,35 @@ TEST_CASE("heed train: a non-finite loss skips updates, then stops after max_bad
   CHECK(r.err.find("update skipped (3 in a row)") != std::string::npos);
   CHECK(r.err.find("heed: error: training diverged: 3 consecutive updates with non-finite loss or gradients "
                    "(training.max_bad_steps)") != std::string::npos);
+}
+
+TEST_CASE("heed train: updates skipped in a row are counted on across a resume") {
+  TempDir dir("train-diverge-resume");
+  write_reverse_corpus(dir.path.string(), "train", 60, 14);
+  // As above, every update after the first is skipped; the budget ends the run in mid-streak.
+  const std::string config = write_tiny_config(
+      dir.path.string(),
+      {{"learning_rate", 3e38}, {"max_steps", 0}, {"max_time", "1s"}, {"max_bad_steps", 1000000000}, {"clip_norm", 0}});
+  const std::string model = dir / "model";
+  Result first = run(kHeed + " --threads 1 train -c " + config + " -m " + model, dir / "first");
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  const auto meta = heed::read_safetensors(model + "/trainer_state.safetensors").metadata;
+  CHECK(meta.at("step") == "1");
+  const int64_t skipped = std::stoll(meta.at("skipped_in_a_row"));
+  REQUIRE(skipped >= 1);
+  CHECK(first.err.find("update skipped (" + std::to_string(skipped) + " in a row)") != std::string::npos);
+  CHECK(first.err.find("update skipped (" + std::to_string(skipped + 1) + " in a row)") == std::string::npos);
+
+  // Two more skipped updates reach the limit: the count goes on from the saved one.
+  Result resumed =
+      run(kHeed + " --threads 1 train -c " + config + " -m " + model +
+              " --resume --set training.max_time=10m --set training.max_bad_steps=" + std::to_string(skipped + 2),
+          dir / "resumed");
+  INFO(resumed.err);
+  CHECK(resumed.exit_code == 1);
+  CHECK(resumed.err.find("update skipped (" + std::to_string(skipped + 1) + " in a row)") != std::string::npos);
+  CHECK(resumed.err.find("update skipped (1 in a row)") == std::string::npos);
+  CHECK(resumed.err.find("heed: error: training diverged: " + std::to_string(skipped + 2) + " consecutive") !=
+        std::string::npos);
 }

@@ -44,6 +44,7 @@ TrainerProgress sample_progress() {
   p.has_best = true;
   p.validations_without_improvement = 2;
   p.validated_step = 1000;
+  p.skipped_in_a_row = 4;
   return p;
 }
 }  // namespace
@@ -79,6 +80,13 @@ TEST_CASE("trainer state round trip is exact") {
   CHECK(p.has_best == want.has_best);
   CHECK(p.validations_without_improvement == want.validations_without_improvement);
   CHECK(p.validated_step == want.validated_step);
+  CHECK(p.skipped_in_a_row == want.skipped_in_a_row);
+
+  // A state written before the count was kept has none skipped.
+  SafeTensorFile older = read_safetensors(dir.file("state.safetensors"));
+  older.metadata.erase("skipped_in_a_row");
+  write_safetensors(dir.file("older.safetensors"), older);
+  CHECK(load_trainer_state(dir.file("older.safetensors"), b.params, adam_b).skipped_in_a_row == 0);
 }
 
 TEST_CASE("a truncated or corrupt trainer state is a clear error") {
@@ -118,9 +126,9 @@ TEST_CASE("a trainer state field that is not exactly a number is an error naming
   save_trainer_state(dir.file("state.safetensors"), a.params, adam, sample_progress());
   const SafeTensorFile good = read_safetensors(dir.file("state.safetensors"));
   // "12abc" was read as 12, "-1" wrapped to 2^64 - 1, " 7" and "" were read or thrown obscurely
-  const std::vector<std::pair<std::string, std::string>> bad = {{"step", "12abc"},           {"step", "-1"},
-                                                                {"batch_index", "-1"},       {"rng_seed", " 7"},
-                                                                {"elapsed_seconds", "1.5s"}, {"validated_step", ""}};
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"step", "12abc"},           {"step", "-1"},         {"batch_index", "-1"},      {"rng_seed", " 7"},
+      {"elapsed_seconds", "1.5s"}, {"validated_step", ""}, {"skipped_in_a_row", "two"}};
   for (const auto& [key, value] : bad) {
     INFO(key << " = \"" << value << "\"");
     SafeTensorFile edited = good;
