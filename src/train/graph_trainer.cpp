@@ -158,7 +158,7 @@ GraphTrainSummary train_graph_model(const Config& config) {
 
   ProgressLine bar;
   std::vector<double> step_ms;
-  int bad_steps = 0;
+  int64_t bad_steps = 0;
   std::string stop_reason;
   try {
     for (;;) {
@@ -182,12 +182,8 @@ GraphTrainSummary train_graph_model(const Config& config) {
       backward(loss);
       const float lr = learning_rate_at(epoch + 1, elapsed(), schedule);
       if (!apply_update(params, adam, loss_value, tc.clip_norm, lr).applied) {
-        ++bad_steps;
         bar.clear();
-        spdlog::warn("epoch {}: non-finite loss or gradient, update skipped ({} in a row)", epoch + 1, bad_steps);
-        if (bad_steps >= tc.max_bad_steps)
-          throw Error("training diverged: " + std::to_string(bad_steps) +
-                      " consecutive updates with non-finite loss or gradients (training.max_bad_steps)");
+        count_skipped_update(bad_steps, tc.max_bad_steps, "epoch " + std::to_string(epoch + 1));
         continue;
       }
       bad_steps = 0;

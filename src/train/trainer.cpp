@@ -343,12 +343,8 @@ bool Trainer::update() {
   }
   const float lr = learning_rate_at(progress_.step + 1, budget_elapsed(), tc_);
   if (!apply_update(model_->parameters(), adam_, stats.loss_sum, tc_.clip_norm, lr).applied) {
-    const int64_t skipped = ++progress_.skipped_in_a_row;
     bar_.clear();
-    spdlog::warn("step {}: non-finite loss or gradient, update skipped ({} in a row)", progress_.step + 1, skipped);
-    if (skipped >= tc_.max_bad_steps)
-      throw Error("training diverged: " + std::to_string(skipped) +
-                  " consecutive updates with non-finite loss or gradients (training.max_bad_steps)");
+    count_skipped_update(progress_.skipped_in_a_row, tc_.max_bad_steps, "step " + std::to_string(progress_.step + 1));
     return false;
   }
   progress_.skipped_in_a_row = 0;

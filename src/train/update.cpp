@@ -1,9 +1,12 @@
 #include "train/update.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <cmath>
 
 #include "tensor/precision.hpp"
 #include "tokens/special_tokens.hpp"
+#include "util/error.hpp"
 
 namespace heed {
 
@@ -41,6 +44,14 @@ UpdateOutcome apply_update(const ParameterSet& params, Adam& adam, double loss_s
   }
   params.zero_grad();
   return out;
+}
+
+void count_skipped_update(int64_t& in_a_row, int max_bad_steps, const std::string& where) {
+  ++in_a_row;
+  spdlog::warn("{}: non-finite loss or gradient, update skipped ({} in a row)", where, in_a_row);
+  if (in_a_row >= max_bad_steps)
+    throw Error("training diverged: " + std::to_string(in_a_row) +
+                " consecutive updates with non-finite loss or gradients (training.max_bad_steps)");
 }
 
 }  // namespace heed

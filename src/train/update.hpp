@@ -3,6 +3,7 @@
 // gradients accumulated over a group of batches, then (if finite) clipped and applied.
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "models/seq2seq.hpp"
@@ -42,5 +43,11 @@ struct UpdateOutcome {
 // When the loss sum and the global gradient norm are finite: clips to clip_norm (0 = off) and
 // takes an Adam step with lr. Either way the gradients are zeroed afterwards.
 UpdateOutcome apply_update(const ParameterSet& params, Adam& adam, double loss_sum, float clip_norm, float lr);
+
+// After apply_update skipped an update: counts it in `in_a_row` (updates skipped since the last
+// applied one; the caller zeroes it when one is applied), warns naming the update (`where`:
+// "step 12", "epoch 3"), and throws heed::Error once max_bad_steps have been skipped in a row
+// (training.max_bad_steps).
+void count_skipped_update(int64_t& in_a_row, int max_bad_steps, const std::string& where);
 
 }  // namespace heed
