@@ -2,7 +2,7 @@
 // Translation with dynamic batching: requests hand their sentences to a BatchQueue, and
 // `workers` decoding threads take batches from it, one batch per thread at a time as
 // `heed translate` runs them (a step's products are too small to share between threads). Each
-// request is answered as soon as its own sentences are done.
+// request is answered as soon as the batches holding its sentences are done.
 //
 // The model is shared read-only: the service holds its step weights (StepWeightsHold) and
 // evaluation mode (EvalMode) from construction to destruction, so the workers' searches only
