@@ -131,10 +131,12 @@ GraphTrainSummary train_graph_model(const Config& config) {
   schedule.max_steps = epoch_limit;
   EarlyStopping stopping;
   int64_t epoch = 0;
+  int64_t skipped_in_a_row = 0;  // updates skipped since the last applied one (training.max_bad_steps)
   double elapsed_before = 0;
   if (resume) {
     TrainerProgress p = load_trainer_state(state_path, params, adam, &stopping.best_parameters);
     epoch = p.epoch;
+    skipped_in_a_row = p.skipped_in_a_row;
     elapsed_before = p.elapsed_seconds;
     model.rng().set_state(p.rng_seed, p.rng_counter);
     stopping.load_from(p, state_path);
@@ -152,13 +154,13 @@ GraphTrainSummary train_graph_model(const Config& config) {
     p.rng_seed = model.rng().seed();
     p.rng_counter = model.rng().counter();
     p.elapsed_seconds = elapsed();
+    p.skipped_in_a_row = skipped_in_a_row;
     stopping.save_to(p);
     save_trainer_state(state_path, params, adam, p, &stopping.best_parameters);
   };
 
   ProgressLine bar;
   std::vector<double> step_ms;
-  int64_t bad_steps = 0;
   std::string stop_reason;
   try {
     for (;;) {
@@ -183,10 +185,10 @@ GraphTrainSummary train_graph_model(const Config& config) {
       const float lr = learning_rate_at(epoch + 1, elapsed(), schedule);
       if (!apply_update(params, adam, loss_value, tc.clip_norm, lr).applied) {
         bar.clear();
-        count_skipped_update(bad_steps, tc.max_bad_steps, "epoch " + std::to_string(epoch + 1));
+        count_skipped_update(skipped_in_a_row, tc.max_bad_steps, "epoch " + std::to_string(epoch + 1));
         continue;
       }
-      bad_steps = 0;
+      skipped_in_a_row = 0;
       ++epoch;
       step_ms.push_back(1e3 * seconds_since(step_start));
 

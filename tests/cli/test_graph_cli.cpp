@@ -1,12 +1,13 @@
 // `heed train` on graph tasks and `heed predict`, run as the real executable on a synthetic
 // two-community graph: the result line, a class for every node (with probabilities on request),
-// --resume, and one-line errors with the right exit code for bad graph files, a graph task with
-// the wrong architecture, and a model that is not a node classifier.
+// --resume (the count of skipped updates too), and one-line errors with the right exit code for bad graph files, a
+// graph task with the wrong architecture, and a model that is not a node classifier.
 #include <catch2/catch.hpp>
 
 #include <sstream>
 
 #include "../graph/graph_fixture.hpp"
+#include "io/safetensors.hpp"
 #include "train_fixture.hpp"
 
 using namespace heed::test;
@@ -123,4 +124,39 @@ TEST_CASE("heed train and predict on graphs: bad input is one error line, nothin
   CHECK_THAT(r.err,
              Catch::Contains("holds a translation model; predict writes node classes (task node-classification); "
                              "use heed translate"));
+}
+
+TEST_CASE("heed train on graphs: updates skipped in a row are counted on across a resume", "[gat][cli]") {
+  TempDir dir("graph-cli-diverge-resume");
+  const std::string graph = dir / "graph", model = dir / "model";
+  write_communities(graph);
+  // A learning rate that overflows the parameters at the first update: every later loss is
+  // non-finite and skipped, and the time budget ends the run in mid-streak.
+  const std::string config = write_graph_config(dir.path.string(), graph, 0);
+  const std::string settings = " --set training.learning_rate=3e38 --set training.max_bad_steps=1000000000";
+  Result first = run(kHeed + " --threads 1 train -c " + config + " -m " + model + settings +
+                         " --set training.max_epochs=0 --set training.max_time=1s",
+                     dir / "first");
+  INFO(first.err);
+  // Its one epoch had a non-finite validation loss, so no parameters are kept; the state is saved.
+  CHECK(first.exit_code == 1);
+  CHECK_THAT(first.err, Catch::EndsWith("heed: error: training kept no parameters (no epoch had a finite validation "
+                                        "loss)\n"));
+  const auto meta = heed::read_safetensors(model + "/trainer_state.safetensors").metadata;
+  CHECK(meta.at("epoch") == "1");
+  const int64_t skipped = std::stoll(meta.at("skipped_in_a_row"));
+  REQUIRE(skipped >= 1);
+  CHECK(first.err.find("update skipped (" + std::to_string(skipped) + " in a row)") != std::string::npos);
+  CHECK(first.err.find("update skipped (" + std::to_string(skipped + 1) + " in a row)") == std::string::npos);
+
+  // Two more skipped updates reach the limit: the count goes on from the saved one.
+  Result resumed = run(kHeed + " --threads 1 train --resume -m " + model +
+                           " --set training.max_time=10m --set training.max_bad_steps=" + std::to_string(skipped + 2),
+                       dir / "resumed");
+  INFO(resumed.err);
+  CHECK(resumed.exit_code == 1);
+  CHECK(resumed.err.find("update skipped (" + std::to_string(skipped + 1) + " in a row)") != std::string::npos);
+  CHECK(resumed.err.find("update skipped (1 in a row)") == std::string::npos);
+  CHECK(resumed.err.find("heed: error: training diverged: " + std::to_string(skipped + 2) + " consecutive") !=
+        std::string::npos);
 }
