@@ -6,7 +6,7 @@
 #   scripts/fuzz.sh [--seconds N] [TARGET ...]      (default 600 s, every target)
 #
 # Targets: fuzz_config, fuzz_tokenizer_json, fuzz_tokenizer_roundtrip, fuzz_safetensors,
-# fuzz_metrics, fuzz_corpus, fuzz_corpus_cache, fuzz_graph. The corpus each grows is kept in
+# fuzz_metrics, fuzz_corpus, fuzz_corpus_cache, fuzz_graph, fuzz_serve_request. The corpus each grows is kept in
 # build-fuzz/corpus/TARGET (a later run starts from it); a finding (crash-*, leak-*, timeout-*,
 # oom-*) is written to build-fuzz/findings/TARGET/ and ends that target's run: reproduce it with
 # `build-fuzz/fuzz/TARGET FILE`. Prints per target: seconds, executions, coverage (libFuzzer's
@@ -26,7 +26,7 @@ while [[ $# -gt 0 ]]; do
 done
 [[ $seconds =~ ^[0-9]+$ ]] || { echo "fuzz.sh: --seconds takes a number, got '$seconds'" >&2; exit 2; }
 all=(fuzz_config fuzz_tokenizer_json fuzz_tokenizer_roundtrip fuzz_safetensors fuzz_metrics fuzz_corpus
-     fuzz_corpus_cache fuzz_graph)
+     fuzz_corpus_cache fuzz_graph fuzz_serve_request)
 [[ ${#targets[@]} -gt 0 ]] || targets=("${all[@]}")
 
 if ! command -v clang++-14 > /dev/null || [[ ! -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a ]]; then
@@ -43,8 +43,9 @@ cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}"
 # Seeds from the test data and the example configs.
 seeds=build-fuzz/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{fuzz_config,fuzz_tokenizer_json,fuzz_tokenizer_roundtrip,fuzz_safetensors,fuzz_metrics,fuzz_corpus,fuzz_corpus_cache,fuzz_graph}
+mkdir -p "$seeds"/{fuzz_config,fuzz_tokenizer_json,fuzz_tokenizer_roundtrip,fuzz_safetensors,fuzz_metrics,fuzz_corpus,fuzz_corpus_cache,fuzz_graph,fuzz_serve_request}
 cp configs/*.json "$seeds/fuzz_config/"
+cp tests/fixtures/serve/*.json "$seeds/fuzz_serve_request/"
 cp tests/fixtures/golden/*.safetensors "$seeds/fuzz_safetensors/"
 n=0
 for case_dir in tests/fixtures/bleu_cases/*/; do
