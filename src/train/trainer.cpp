@@ -435,8 +435,13 @@ TrainSummary Trainer::run() {
   const char* stop_reason = nullptr;
   try {
     // A validation that an interrupt cut short is run now, so the best model stays the same.
-    if (resume_ && validator_ && progress_.step % tc_.validate_every == 0 && progress_.validated_step != progress_.step)
+    // Saved as after any validation, so that a run that stops here is not validated a third time.
+    if (resume_ && validator_ && progress_.step % tc_.validate_every == 0 &&
+        progress_.validated_step != progress_.step) {
       validate_or_save();
+      check_ranks_agree();
+      save_checkpoint();
+    }
     while (!(stop_reason = stop_condition())) {
       // Several ranks stop together, after the update in which one of them saw the interrupt.
       if (dist::size() == 1) throw_if_interrupted();

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "io/safetensors.hpp"
+#include "tensor/precision.hpp"
 #include "util/error.hpp"
 #include "util/parse_number.hpp"
 
@@ -110,6 +111,7 @@ TrainerProgress load_trainer_state(const std::string& path, const ParameterSet& 
   }
   if (best && !best->empty() && best->size() != params.all().size())
     throw Error(path + ": the kept best parameters are incomplete");
+  refresh_bf16_weight_copies();  // a bf16 run's products read these parameters, not the ones before
   adam.set_state(meta<int64_t>(file, path, "adam_steps"), m, v);
   TrainerProgress p;
   p.step = meta<int64_t>(file, path, "step");

@@ -1,7 +1,8 @@
 // bf16 from the command line (skipped on a CPU without bf16, catch_main.cpp): training with
 // training.precision bf16 is deterministic for a thread count and differs from fp32 (the bf16
 // products ran), its checkpoints stay F32 and translate in fp32 and bf16; a trained model's bf16
-// translations equal its fp32 ones (reverse task, greedy and beam 5).
+// translations equal its fp32 ones (reverse task, greedy and beam 5); a bf16 run stopped and
+// resumed equals the uninterrupted one.
 #include <catch2/catch.hpp>
 
 #include "io/safetensors.hpp"
@@ -64,4 +65,28 @@ TEST_CASE("a trained model's bf16 translations equal its fp32 ones (reverse task
     CHECK(lines_of(fp32.out) == expected);
     CHECK(bf16.out == fp32.out);
   }
+}
+
+TEST_CASE("a bf16 run stopped and resumed equals the run without a stop, bit for bit", "[cli][bf16]") {
+  TempDir dir("train-bf16-resume");
+  write_reverse_corpus(dir.path.string(), "train", 200, 11);
+  const std::string config = write_tiny_config(dir.path.string(), {{"max_steps", 20}});
+  const std::string whole = dir / "whole", split = dir / "split";
+  const std::string bf16 = " --set training.precision=bf16";
+  REQUIRE(run(kHeed + " --threads 1 train -c " + config + " -m " + whole + bf16, dir / "whole-log").exit_code == 0);
+  REQUIRE(run(kHeed + " --threads 1 train -c " + config + " -m " + split + bf16 + " --set training.max_steps=10",
+              dir / "split-log")
+              .exit_code == 0);
+  const Result resumed =
+      run(kHeed + " --threads 1 train --resume -m " + split + " --set training.max_steps=20", dir / "resumed-log");
+  INFO(resumed.err);
+  REQUIRE(resumed.exit_code == 0);
+  const SafeTensorFile a = read_safetensors(whole + "/trainer_state.safetensors");
+  const SafeTensorFile b = read_safetensors(split + "/trainer_state.safetensors");
+  REQUIRE(a.tensors.size() == b.tensors.size());
+  for (const auto& [name, t] : a.tensors) {
+    INFO(name);
+    CHECK(t.data == b.tensors.at(name).data);  // parameters and Adam moments
+  }
+  CHECK(slurp(whole + "/model.safetensors") == slurp(split + "/model.safetensors"));
 }

@@ -1,7 +1,8 @@
 // Exact resume: a run killed with SIGKILL after its step-10 checkpoint and resumed with --resume
 // ends with the same bytes as an uninterrupted run of the same length (one thread: bitwise, with
 // dropout on, so the data position and the dropout RNG must be restored too). Every
-// .safetensors file the killed run left behind must load: writes are atomic.
+// .safetensors file the killed run left behind must load: writes are atomic. A resume writes the
+// step files a kill left unwritten, and saves the validation it redoes.
 #include <catch2/catch.hpp>
 
 #include "io/safetensors.hpp"
@@ -106,4 +107,45 @@ TEST_CASE("heed train --resume writes the step files a kill after the trainer st
   CHECK(same_checkpoint);
   const bool same_model = slurp(model + "/model.safetensors") == want_model;
   CHECK(same_model);
+}
+
+TEST_CASE("heed train --resume saves the validation it redoes: a later resume does not redo it again") {
+  TempDir dir("train-resume-validation");
+  write_reverse_corpus(dir.path.string(), "train", 200, 11);
+  write_reverse_corpus(dir.path.string(), "dev", 20, 12);
+  const std::string config = write_tiny_config(dir.path.string(), {{"max_steps", 10}}, true);
+  const std::string model = dir / "model";
+  Result first = run(kHeed + " --threads 1 train -c " + config + " -m " + model, dir / "first-log");
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  // The files as an interrupt during step 10's validation leaves them: the state of step 10 with
+  // step 5's validation the last one done, and no record of step 10's.
+  const std::string state = model + "/trainer_state.safetensors";
+  SafeTensorFile file = read_safetensors(state);
+  REQUIRE(file.metadata.at("validated_step") == "10");
+  file.metadata["validated_step"] = "5";
+  write_safetensors(state, file);
+  std::string kept;
+  for (const auto& record : metrics_records(model, "train")) kept += record.dump() + "\n";
+  for (const auto& record : metrics_records(model, "valid"))
+    if (record.at("step") == 5) kept += record.dump() + "\n";
+  std::ofstream(model + "/metrics.jsonl") << kept;
+
+  auto valid_records_at_10 = [&] {
+    int n = 0;
+    for (const auto& record : metrics_records(model, "valid")) n += record.at("step") == 10;
+    return n;
+  };
+  Result resumed = run(kHeed + " --threads 1 train --resume -m " + model, dir / "resumed-log");
+  INFO(resumed.err);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(valid_records_at_10() == 1);
+  CHECK(read_safetensors(state).metadata.at("validated_step") == "10");
+
+  Result longer =
+      run(kHeed + " --threads 1 train --resume -m " + model + " --set training.max_steps=15", dir / "longer-log");
+  INFO(longer.err);
+  REQUIRE(longer.exit_code == 0);
+  CHECK(valid_records_at_10() == 1);
+  CHECK(state_step(model) == 15);
 }

@@ -10,50 +10,12 @@
 
 #include "../graph/graph_fixture.hpp"
 #include "../temp_dir.hpp"
+#include "graph_runs.hpp"
 #include "io/safetensors.hpp"
 #include "train/graph_trainer.hpp"
 
 using namespace heed;
-using heed::test::TempDir;
-
-namespace {
-
-// train_graph_model on `config` into `dir`, resuming a run there when `resume`.
-GraphTrainSummary train_in(Config config, const std::filesystem::path& dir, bool resume) {
-  config.model_dir = dir.string();
-  config.training.resume = resume;
-  return train_graph_model(config);
-}
-
-Config community_config(const std::string& graph, Task task = Task::node_classification) {
-  Config c;
-  c.task = task;
-  c.seed = 3;
-  c.model.arch = Arch::gat;
-  c.model.dropout = 0.3f;
-  c.model.gat.hidden = 8;
-  c.model.gat.heads = 4;
-  c.model.gat.attention_dropout = 0.3f;
-  c.data.graph = graph;
-  c.training.learning_rate = 0.01f;
-  c.training.weight_decay = 5e-4f;
-  c.training.clip_norm = 0;
-  c.training.label_smoothing = 0;
-  c.training.patience = 30;
-  c.training.max_epochs = 100;
-  c.training.validate_every = 10;
-  c.training.log_every = 50;
-  return c;
-}
-
-size_t lines_of(const std::string& path) {
-  std::ifstream in(path);
-  size_t n = 0;
-  for (std::string line; std::getline(in, line);) ++n;
-  return n;
-}
-
-}  // namespace
+using namespace heed::test;
 
 TEST_CASE("node classification learns a two-community graph to >= 95 % test accuracy in seconds", "[gat]") {
   TempDir d("graph-train");
@@ -81,28 +43,7 @@ TEST_CASE("node classification learns a two-community graph to >= 95 % test accu
 TEST_CASE("a graph run stopped and resumed equals the run without a stop, bit for bit", "[gat]") {
   TempDir d("graph-resume");
   heed::test::write_communities(d.path / "graph");
-  Config c = community_config((d.path / "graph").string());
-  c.training.patience = 0;
-  c.training.max_epochs = 24;
-  const GraphTrainSummary whole = train_in(c, d / "whole", false);
-  c.training.max_epochs = 10;
-  train_in(c, d / "split", false);
-  c.training.max_epochs = 24;
-  const GraphTrainSummary resumed = train_in(c, d / "split", true);
-  CHECK(resumed.epochs == whole.epochs);
-  CHECK(resumed.best_epoch == whole.best_epoch);
-  CHECK(resumed.test.score == whole.test.score);
-  const SafeTensorFile a = read_safetensors(d / "whole/trainer_state.safetensors");
-  const SafeTensorFile b = read_safetensors(d / "split/trainer_state.safetensors");
-  REQUIRE(a.tensors.size() == b.tensors.size());
-  for (const auto& [name, t] : a.tensors) {
-    INFO(name);
-    CHECK(t.data == b.tensors.at(name).data);  // parameters, Adam moments, kept parameters
-  }
-  CHECK(read_safetensors(d / "whole/model.safetensors").tensors.at("layer1.W").data ==
-        read_safetensors(d / "split/model.safetensors").tensors.at("layer1.W").data);
-  CHECK(lines_of(d / "split/metrics.jsonl") ==
-        lines_of(d / "whole/metrics.jsonl") + 1);  // the first run's test record too
+  check_resume_is_exact(community_config((d.path / "graph").string()), d.path);
 }
 
 TEST_CASE("link prediction ranks held-out edges above sampled non-edges", "[gat]") {
