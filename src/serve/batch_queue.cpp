@@ -64,7 +64,10 @@ std::vector<QueuedSentence> BatchQueue::pop_batch() {
       if (closed_) return {};
       if (!spun) {
         spun = true;
-        if (spin_for_sentences(lock)) continue;
+        // Looked at again under the lock: a push between the poll's last look and the lock
+        // would otherwise wake nobody (its notify came before this worker waited).
+        spin_for_sentences(lock);
+        continue;
       }
       wait_for_sentences(lock);
       continue;
@@ -81,9 +84,9 @@ std::vector<QueuedSentence> BatchQueue::pop_batch() {
       batch.push_back(queue_[i]);
       taken[i] = 1;
     }
-    std::deque<QueuedSentence> rest;
+    std::deque<QueuedSentence> rest;  // copies: out of memory here leaves the queue as it was
     for (size_t i = 0; i < queue_.size(); ++i)
-      if (!taken[i]) rest.push_back(std::move(queue_[i]));
+      if (!taken[i]) rest.push_back(queue_[i]);
     queue_.swap(rest);
     ++decoding_;
     if (!queue_.empty()) changed_.notify_one();  // another idle worker may take what is left
@@ -91,8 +94,8 @@ std::vector<QueuedSentence> BatchQueue::pop_batch() {
   }
 }
 
-bool BatchQueue::spin_for_sentences(std::unique_lock<std::mutex>& lock) {
-  if (spinning_ || policy_.spin.count() <= 0) return false;
+void BatchQueue::spin_for_sentences(std::unique_lock<std::mutex>& lock) {
+  if (spinning_ || policy_.spin.count() <= 0) return;
   spinning_ = true;
   const uint64_t seen = events_.load();
   lock.unlock();
@@ -100,7 +103,6 @@ bool BatchQueue::spin_for_sentences(std::unique_lock<std::mutex>& lock) {
   lock.lock();
   spinning_ = false;
   if (changed && !queue_.empty()) ++spin_hits_;
-  return changed;
 }
 
 void BatchQueue::wait_for_sentences(std::unique_lock<std::mutex>& lock) {

@@ -82,8 +82,8 @@ class BatchQueue {
   // Waits while the queue is empty, running on_rest (unlocked) when the server comes to rest.
   void wait_for_sentences(std::unique_lock<std::mutex>& lock);
   // Polls (unlocked) for a push or a close for up to policy_.spin, unless another worker is
-  // already polling; true when one came.
-  bool spin_for_sentences(std::unique_lock<std::mutex>& lock);
+  // already polling.
+  void spin_for_sentences(std::unique_lock<std::mutex>& lock);
 
   BatchPolicy policy_;
   std::function<void()> on_rest_;

@@ -134,15 +134,13 @@ void TranslationService::work() {
     }
     if (batch.empty()) return;
     const SearchKey key = batch.front().job->key;
-    std::vector<std::vector<int32_t>> sources;
     bool keep_attention = false;
-    for (const QueuedSentence& q : batch) {
-      sources.push_back(q.job->sources[q.index]);
-      keep_attention = keep_attention || q.job->alignment;
-    }
+    for (const QueuedSentence& q : batch) keep_attention = keep_attention || q.job->alignment;
     std::vector<std::vector<Translation>> out;
     std::string failure;
-    try {
+    try {  // from the copies of the sources on: out of memory fails this batch's requests, not the server
+      std::vector<std::vector<int32_t>> sources;
+      for (const QueuedSentence& q : batch) sources.push_back(q.job->sources[q.index]);
       out = decode_batch(model_, tokenizers_.target(), sources, request_search(defaults_, key.beam, key.nbest),
                          keep_attention);
     } catch (const std::exception& e) {
