@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "serve/connection_stream.hpp"
 #include "serve/page.hpp"
 #include "serve/response.hpp"
 #include "util/error.hpp"
@@ -29,12 +30,41 @@ class Listener : public httplib::Server {
   // socket instead fails the blocked accept(); httplib closes it, serves every accepted
   // connection, and listen_after_bind() returns (false) once they are done.
   void stop_accepting() { ::shutdown(svr_sock_.load(), SHUT_RDWR); }
+
+  // Set before listening: from a request's first bytes, the time it has to arrive whole; the
+  // server's stop, on which idle connections end at once.
+  std::chrono::milliseconds request_time{0};
+  const std::atomic<bool>* stopping = nullptr;
+  // Set for the calling thread's connection by an answer that says "Connection: close".
+  static thread_local bool close_after_answer;
+
+ private:
+  // httplib's connection loop (keep-alive requests, then close), on a stream that bounds the
+  // time a request takes to arrive (serve/connection_stream.hpp) and that closes as answers say.
+  bool process_and_close_socket(socket_t sock) override {
+    using std::chrono::seconds;
+    ConnectionStream stream(sock, seconds(read_timeout_sec_), seconds(write_timeout_sec_));
+    bool served = true;
+    for (size_t left = keep_alive_max_count_;
+         served && left > 0 && stream.next_request(seconds(keep_alive_timeout_sec_), request_time, *stopping); --left) {
+      bool client_closes = false;
+      close_after_answer = false;
+      served = process_request(stream, left == 1, client_closes, nullptr);
+      if (client_closes || close_after_answer || stream.timed_out()) break;
+    }
+    stream.close(kCloseGrace);
+    return served;
+  }
+  static constexpr std::chrono::seconds kCloseGrace{1};  // for a client to close after its answer
 };
+
+thread_local bool Listener::close_after_answer = false;
 
 namespace {
 
 constexpr const char* kJson = "application/json";
 constexpr size_t kKeepAliveRequests = 1000;  // per connection, then the client reconnects
+constexpr std::chrono::seconds kKeepAlive{5};  // a kept connection's wait for its next request
 
 // The method an endpoint answers, nullptr for a path that is none (its other methods get 405).
 const char* allowed_method(const std::string& path) {
@@ -55,7 +85,13 @@ struct HttpServer::Impl {
   std::atomic<uint64_t> in_flight{0};
   std::atomic<bool> stopping{false};  // answers say "Connection: close": clients go elsewhere
 
-  Impl(TranslationService& s, Metrics& m, const HttpOptions& o) : service(s), metrics(m), options(o) { routes(); }
+  Impl(TranslationService& s, Metrics& m, const HttpOptions& o) : service(s), metrics(m), options(o) {
+    // A second more than the handler's own deadline, so that a body arriving late is the
+    // handler's 408, with an answer, rather than a failed read.
+    http.request_time = options.timeout + std::chrono::seconds(1);
+    http.stopping = &stopping;
+    routes();
+  }
 
   void routes() {
     const int threads = std::max(1, options.io_threads);
@@ -68,6 +104,7 @@ struct HttpServer::Impl {
     });
     http.set_tcp_nodelay(true);  // answers are small: no Nagle delay behind the client's delayed ACK
     http.set_keep_alive_max_count(kKeepAliveRequests);
+    http.set_keep_alive_timeout(kKeepAlive.count());
     http.set_payload_max_length(options.max_request_bytes);
     // With a content reader, the body is read here, whatever its Content-Type (httplib would parse
     // a form-encoded one, as curl -d sends, and refuse it beyond 8 KiB).
@@ -118,6 +155,7 @@ struct HttpServer::Impl {
     // so that none stays for more requests while the server drains.
     http.set_post_routing_handler([this](const httplib::Request&, httplib::Response& res) {
       if (stopping && !res.has_header("Connection")) res.set_header("Connection", "close");
+      Listener::close_after_answer = res.get_header_value("Connection") == "close";
     });
     http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
       res.status = 500;
@@ -130,9 +168,8 @@ struct HttpServer::Impl {
   }
 
   // The body, or RequestError: 413 beyond the limit (httplib skips a body whose Content-Length is
-  // over it; a chunked one is cut off here), 408 when it is still arriving at `deadline` (httplib's
-  // own timeout is per read: a client sending a byte now and then would hold a thread, and a
-  // drain, for as long as it liked), 400 when it cannot be read.
+  // over it; a chunked one is cut off here), 408 when it is still arriving at `deadline` or the
+  // connection's stream gives up on it (see serve/connection_stream.hpp).
   std::string read_body(const httplib::ContentReader& content, httplib::Response& res, Clock::time_point deadline) {
     std::string body;
     bool too_big = false, too_late = false;
@@ -155,7 +192,11 @@ struct HttpServer::Impl {
                          "the request body was still arriving after --timeout-ms (" +
                              std::to_string(options.timeout.count()) + " ms)");
     }
-    if (!read) throw RequestError(400, "", "the request body could not be read");
+    // The stream's deadline passed (or the client went away, and the answer goes nowhere).
+    if (!read)
+      throw RequestError(408, "",
+                         "the request body did not arrive whole within --timeout-ms (" +
+                             std::to_string(options.timeout.count()) + " ms)");
     return body;
   }
 

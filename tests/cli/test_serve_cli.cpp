@@ -1,7 +1,7 @@
 // heed serve as a client sees it: a real server on a free loopback port, answers equal to
 // `heed translate` for the same lines (alone, concurrent, n-best and alignments), refused
 // requests with their status codes and fields, the metrics counters, the page, the per-request
-// timeout, and SIGTERM, which answers the requests in hand and those waiting for an io thread
+// timeout, slow clients cut off, and SIGTERM, which answers the requests in hand and those waiting for an io thread
 // before exiting 0. The model is the tiny random-weight GRU of model_fixture.hpp (outputs
 // arbitrary but deterministic).
 #include <arpa/inet.h>
@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <catch2/catch.hpp>
 
+#include <cerrno>
 #include <cstdio>
 #include <thread>
 
@@ -43,10 +44,19 @@ std::string format_score(double score) {
   return buf;
 }
 
-// A POST whose body goes out one byte per `gap` on a raw socket, as a slow (or hostile) client
-// sends it. Stops sending once an answer arrives, and returns the answer's first bytes ("" when
-// the server closed without one).
-std::string trickled_post(int port, const std::string& body, std::chrono::milliseconds gap) {
+// What a slow (or hostile) client saw: the first bytes of the server's answer ("" when none
+// came), when they came and when the server closed the connection (seconds after connecting;
+// -1 when it did not).
+struct Trickled {
+  std::string answer;
+  double answered = -1, closed = -1;
+};
+
+// Connects on a raw socket, sends `head`, then one byte of `body` per `gap` (and goes on sending
+// bytes after any answer, as a client that ignores it), reading what comes back, until the
+// server closes the connection or `limit` seconds have passed.
+Trickled trickle(int port, const std::string& head, const std::string& body, std::chrono::milliseconds gap,
+                 double limit) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   REQUIRE(fd >= 0);
   sockaddr_in address{};
@@ -54,27 +64,31 @@ std::string trickled_post(int port, const std::string& body, std::chrono::millis
   address.sin_port = htons(static_cast<uint16_t>(port));
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   REQUIRE(::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
-  const std::string length = "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
-  const std::string head =
-      "POST /v1/translate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" + length;
+  const auto start = std::chrono::steady_clock::now();
+  auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   REQUIRE(::send(fd, head.data(), head.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(head.size()));
-  std::string answer;
+  Trickled t;
   char buffer[256];
-  for (char c : body) {
+  for (size_t i = 0; seconds() < limit; ++i) {
     const ssize_t got = ::recv(fd, buffer, sizeof buffer, MSG_DONTWAIT);
-    if (got > 0) {
-      answer.assign(buffer, static_cast<size_t>(got));
+    if (got > 0 && t.answered < 0) {
+      t.answer.assign(buffer, static_cast<size_t>(got));
+      t.answered = seconds();
+    }
+    if (got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK) ||
+        ::send(fd, &body[i % body.size()], 1, MSG_NOSIGNAL) != 1) {
+      t.closed = seconds();
       break;
     }
-    if (::send(fd, &c, 1, MSG_NOSIGNAL) != 1) break;
     std::this_thread::sleep_for(gap);
   }
-  if (answer.empty()) {
-    const ssize_t got = ::recv(fd, buffer, sizeof buffer, 0);
-    if (got > 0) answer.assign(buffer, static_cast<size_t>(got));
-  }
   ::close(fd);
-  return answer;
+  return t;
+}
+
+std::string post_head(size_t content_length) {
+  return "POST /v1/translate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
+         std::to_string(content_length) + "\r\n\r\n";
 }
 
 }  // namespace
@@ -293,20 +307,51 @@ TEST_CASE("serve: sentences longer than the model's positions get 413, whatever 
   CHECK_THAT(server.log(), Catch::Contains("the model takes sentences of up to 1023 source tokens, not 5000"));
 }
 
-TEST_CASE("serve: a body still arriving after --timeout-ms gets 408; the server carries on", "[cli][serve]") {
+TEST_CASE("serve: a body still arriving after --timeout-ms gets 408, then the connection closes", "[cli][serve]") {
   ServerProcess server(model_dir(), scratch("slow-body"), {"--timeout-ms", "1000"});
   REQUIRE(server.port() > 0);
   // 58 bytes, one per 100 ms: almost 6 s unless cut off after the first second.
   const std::string body = R"({"text": ["one two three four five six seven eight nine"]})";
   REQUIRE(body.size() == 58);
-  const auto start = std::chrono::steady_clock::now();
-  const std::string answer = trickled_post(server.port(), body, std::chrono::milliseconds(100));
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  INFO(answer);
-  CHECK_THAT(answer, Catch::StartsWith("HTTP/1.1 408"));
-  CHECK(seconds < 3);
+  const Trickled t = trickle(server.port(), post_head(body.size()), body, std::chrono::milliseconds(100), 15);
+  INFO(t.answer);
+  CHECK_THAT(t.answer, Catch::StartsWith("HTTP/1.1 408"));
+  CHECK(t.answered < 3);
+  // The client sends on: the server closes the connection a second after its answer (it does
+  // not read the rest as the next request).
+  CHECK(t.closed >= t.answered);
+  CHECK(t.closed < t.answered + 3);
   CHECK(post(server, json{{"text", json::array({"one"})}}).status == 200);
   CHECK(server.stop() == 0);
+}
+
+TEST_CASE("serve: a client that never finishes its request is cut off, and does not hold up a stop", "[cli][serve]") {
+  ServerProcess server(model_dir(), scratch("slow-client"), {"--timeout-ms", "1000"});
+  REQUIRE(server.port() > 0);
+  // A body declared over the limit, sent a byte per 100 ms (httplib reads such a body to its end
+  // before the 413), and headers that never end: each has --timeout-ms and a second.
+  const Trickled over = trickle(server.port(), post_head(100000000000), "x", std::chrono::milliseconds(100), 15);
+  INFO(over.answer);
+  CHECK(over.closed > 1);
+  CHECK(over.closed < 5);
+  const Trickled headers =
+      trickle(server.port(), "POST /v1/translate HTTP/1.1\r\n", "X-Slow: a\r\n", std::chrono::milliseconds(100), 15);
+  CHECK(headers.closed > 1);
+  CHECK(headers.closed < 5);
+  CHECK(post(server, json{{"text", json::array({"one"})}}).status == 200);
+
+  // SIGTERM while one such client sends and another connection is kept idle: the stop waits for
+  // neither beyond those bounds.
+  std::thread slow([&] { trickle(server.port(), post_head(100000000000), "x", std::chrono::milliseconds(100), 15); });
+  httplib::Client idle = server.client();
+  idle.set_keep_alive(true);
+  REQUIRE(idle.Get("/v1/health"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const auto stopping = std::chrono::steady_clock::now();
+  CHECK(server.stop() == 0);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - stopping).count();
+  CHECK(seconds < 8);
+  slow.join();
 }
 
 TEST_CASE("serve: a request not answered within --timeout-ms gets 503", "[cli][serve]") {
