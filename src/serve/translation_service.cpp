@@ -32,6 +32,12 @@ class WaitingRequest {
   const bool alone_;
 };
 
+size_t longest_piece(const Tokenizer& tokenizer) {
+  size_t longest = 1;  // a byte token
+  for (int id = 0; id < tokenizer.vocab_size(); ++id) longest = std::max(longest, tokenizer.piece(id).size());
+  return longest;
+}
+
 }  // namespace
 
 TranslationService::TranslationService(Seq2Seq& model, const Tokenizers& tokenizers, const DecodingConfig& defaults,
@@ -40,6 +46,7 @@ TranslationService::TranslationService(Seq2Seq& model, const Tokenizers& tokeniz
       tokenizers_(tokenizers),
       defaults_(defaults),
       options_(options),
+      longest_piece_(longest_piece(tokenizers.source())),
       metrics_(metrics),
       hold_(model),
       eval_(model),
@@ -63,11 +70,22 @@ std::vector<TranslationResult> TranslationService::translate(const TranslateRequ
   job->sources.resize(request.text.size());
   job->results.resize(request.text.size());
   for (size_t i = 0; i < request.text.size(); ++i) {
+    const std::string field = "text[" + std::to_string(i) + "]";
+    const std::string_view text = trim_space(request.text[i]);
+    // Every byte but a space stands in one token, at most longest_piece_ to a token: a sentence
+    // with more is over the limit untokenized (and a word of a megabyte would leave this thread's
+    // tokenizing buffers that large).
+    const size_t letters = text.size() - static_cast<size_t>(std::count(text.begin(), text.end(), ' '));
+    if (letters > static_cast<size_t>(options_.max_sentence_tokens) * longest_piece_)
+      throw RequestError(413, field,
+                         field + ": " + std::to_string(letters) + " bytes other than spaces, more than " +
+                             std::to_string(options_.max_sentence_tokens) + " tokens hold (at most " +
+                             std::to_string(longest_piece_) + " bytes each): over the limit of " +
+                             std::to_string(options_.max_sentence_tokens) + " per sentence");
     // On the HTTP server's connection thread: uncached, since a word cache on each of its tens of
     // threads would hold as many copies of the same words (up to 2^17 words each).
-    const std::vector<int> ids = tokenizers_.source().encode_uncached(trim_space(request.text[i]));
+    const std::vector<int> ids = tokenizers_.source().encode_uncached(text);
     if (static_cast<int>(ids.size()) > options_.max_sentence_tokens) {
-      const std::string field = "text[" + std::to_string(i) + "]";
       throw RequestError(413, field,
                          field + ": " + std::to_string(ids.size()) + " tokens, over the limit of " +
                              std::to_string(options_.max_sentence_tokens) + " per sentence");

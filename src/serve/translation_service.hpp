@@ -68,6 +68,7 @@ class TranslationService {
   const Tokenizers& tokenizers_;
   const DecodingConfig defaults_;
   const ServiceOptions options_;
+  const size_t longest_piece_;  // bytes of the source vocabulary's longest piece
   Metrics& metrics_;
   const StepWeightsHold hold_;
   const EvalMode eval_;

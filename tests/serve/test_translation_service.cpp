@@ -219,6 +219,41 @@ TEST_CASE("a sentence over the length limit is refused with 413, naming it", "[s
   CHECK(service.queued_sentences() == 0);
 }
 
+TEST_CASE("a sentence with more bytes than its tokens could hold is refused untokenized", "[serve]") {
+  auto model = tiny_gru();
+  Metrics metrics;
+  ServiceOptions options = never_due();
+  options.max_sentence_tokens = 3;
+  TranslationService service(*model, sample_tokenizers(), short_search(), options, metrics);
+  const Tokenizer& source = sample_tokenizers().source();
+  size_t longest = 1;
+  for (int id = 0; id < source.vocab_size(); ++id) longest = std::max(longest, source.piece(id).size());
+  auto refusal = [&](const std::string& line) {
+    try {
+      service.translate(request_of({line}, 1), Clock::now() + 1s);
+    } catch (const RequestError& e) {
+      CHECK(e.status() == 413);
+      CHECK(e.field() == "text[0]");
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  // At the bound the sentence is tokenized (and its tokens refused); one byte more is refused as
+  // it stands. Spaces do not count.
+  const std::string at_bound(3 * longest, 'q');
+  const std::string spaced = at_bound.substr(0, longest) + "   " + at_bound.substr(longest);
+  const std::string over(3 * longest + 1, 'q');
+  auto tokens_message = [&](const std::string& line) {
+    return std::to_string(source.encode(line).size()) + " tokens, over the limit";
+  };
+  CHECK_THAT(refusal(at_bound), Catch::Contains(tokens_message(at_bound)));
+  CHECK_THAT(refusal(spaced), Catch::Contains(tokens_message(spaced)));
+  CHECK(refusal(over) == "text[0]: " + std::to_string(3 * longest + 1) +
+                             " bytes other than spaces, more than 3 tokens " + "hold (at most " +
+                             std::to_string(longest) + " bytes each): over the limit of 3 per sentence");
+  CHECK(service.queued_sentences() == 0);
+}
+
 TEST_CASE("a request whose deadline passes gets 503 and leaves the queue", "[serve]") {
   auto model = tiny_gru();
   Metrics metrics;
