@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/output.hpp"
+#include "cli/path_checks.hpp"
 #include "cli/registry.hpp"
 #include "cli/validators.hpp"
 #include "metrics/bleu.hpp"
@@ -140,6 +141,9 @@ void run_bleu(const BleuCommandOptions& o) {
   ChrfOptions chrf_options{o.chrf_char_order, o.chrf_word_order, o.chrf_beta};
   metrics::validate(chrf_options);
 
+  std::vector<std::pair<std::string, std::string>> readers = {{"-i", o.input}};
+  for (const auto& path : o.references) readers.push_back({"the reference '" + path + "'", path});
+  refuse_stdin_twice(readers);
   std::vector<std::vector<std::string>> refs;
   for (const auto& path : o.references) refs.push_back(read_segments(path));
   std::vector<std::string> hyps = read_segments(o.input);

@@ -51,13 +51,13 @@ ConfigFlags::ConfigFlags(CLI::App& command, const std::vector<std::string>& path
 
 void ConfigFlags::apply(nlohmann::json& j) const {
   for (const Flag& flag : flags_)
-    if (flag.option->count()) apply_override(j, flag.path + "=" + (flag.is_boolean ? "true" : flag.value), flag.name);
+    if (flag.option->count()) apply_override(j, flag.path + "=" + text_of(flag), flag.name);
 }
 
 std::vector<std::string> ConfigFlags::overrides() const {
   std::vector<std::string> out;
   for (const Flag& flag : flags_)
-    if (flag.option->count()) out.push_back(flag.path + "=" + (flag.is_boolean ? "true" : flag.value));
+    if (flag.option->count()) out.push_back(flag.path + "=" + text_of(flag));
   return out;
 }
 

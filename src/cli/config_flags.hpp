@@ -2,7 +2,8 @@
 // Command-line flags generated from config fields: decoding.max_length_ratio becomes
 // --max-length-ratio, its help the field's description and default from the field table. A value
 // given on the command line is applied as an override of that field, so the table parses and
-// validates it, once, like a --set or a config file; a boolean field is a flag without a value.
+// validates it, once, like a --set or a config file; a boolean field is a flag (true), or
+// --flag=false.
 // A new config field thus becomes a flag without new CLI code.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json_fwd.hpp>
@@ -35,6 +36,9 @@ class ConfigFlags {
     bool is_boolean = false, set = false;
     CLI::Option* option = nullptr;
   };
+  // The value given: a boolean flag's is true, or what --flag=VALUE said (CLI11 reads
+  // --allow-unk=false as false).
+  static std::string text_of(const Flag& flag) { return flag.is_boolean ? (flag.set ? "true" : "false") : flag.value; }
   std::deque<Flag> flags_;  // stable addresses: CLI11 writes into value / set
 };
 

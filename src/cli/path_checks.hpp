@@ -23,6 +23,23 @@ inline void refuse_output_over_input(const std::string& output, const std::vecto
                        ": the output would replace it; write the output elsewhere");
 }
 
+// The files of model directory `dir` that a command reads (config, tokenizer, weights).
+inline std::vector<std::string> model_files(const std::string& dir) {
+  std::vector<std::string> files;
+  for (const char* name : {"config.json", "tokenizer.json", "model.safetensors"})
+    files.push_back((std::filesystem::path(dir) / name).string());
+  return files;
+}
+
+// Every file directly in `dir` (a graph directory's), none when it cannot be listed.
+inline std::vector<std::string> files_in(const std::string& dir) {
+  std::vector<std::string> files;
+  std::error_code error;
+  for (std::filesystem::directory_iterator it(dir, error), end; !error && it != end; it.increment(error))
+    files.push_back(it->path().string());
+  return files;
+}
+
 // Each entry a flag and its path ({"-s", source}); "-" and "" are standard input (LineReader).
 inline void refuse_stdin_twice(const std::vector<std::pair<std::string, std::string>>& flags_and_paths) {
   std::string first;

@@ -1,6 +1,7 @@
 // heed plot RUN [RUN ...] -o curves.svg: the learning curves of translation runs in one picture.
 #include <memory>
 
+#include "cli/path_checks.hpp"
 #include "cli/registry.hpp"
 #include "train/learning_curves.hpp"
 #include "train/model_dir.hpp"
@@ -19,6 +20,9 @@ void add_plot_command(CLI::App& app, Registry& registry) {
   cmd->add_option("-o,--output", args->output, "the picture (.svg)")->required();
   cmd->add_option("runs", args->runs, "model directories of translation runs (their metrics.jsonl)")->required();
   registry.on_run(cmd, [args] {
+    std::vector<std::string> inputs;
+    for (const std::string& dir : args->runs) inputs.push_back(ModelDir(dir).file("metrics.jsonl"));
+    refuse_output_over_input(args->output, inputs);
     std::vector<RunCurves> runs;
     for (const std::string& dir : args->runs)
       runs.push_back(read_run_curves(ModelDir(dir).file("metrics.jsonl"), run_name(dir)));

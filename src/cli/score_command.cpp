@@ -64,7 +64,10 @@ void run_score(const ScoreArgs& args) {
   const Tokenizer& target_tok = models.tokenizers().target();
   spdlog::info("score: {}, length penalty {}", models.description(), decoding.length_penalty);
 
-  refuse_output_over_input(args.output, {args.source, args.target});
+  std::vector<std::string> inputs = {args.source, args.target};
+  for (const std::string& dir : args.model_dirs)
+    for (const std::string& file : model_files(dir)) inputs.push_back(file);
+  refuse_output_over_input(args.output, inputs);
   refuse_stdin_twice({{"-s", args.source}, {"-t", args.target}});
   LineReader sources(args.source), targets(args.target);
   Output output(args.output);

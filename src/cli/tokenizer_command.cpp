@@ -77,7 +77,7 @@ const Tokenizer& choose_side(const Tokenizers& tokenizers, const StreamArgs& arg
 // order) stops the run, naming file and line.
 template <typename Transform>
 void stream_lines(const StreamArgs& args, Transform transform) {
-  refuse_output_over_input(args.output, {args.input});
+  refuse_output_over_input(args.output, {args.input, args.model});
   LineReader reader(args.input);
   Output output(args.output);
   std::vector<std::string> lines, results, errors;

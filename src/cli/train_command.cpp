@@ -10,6 +10,7 @@
 #include "train/trainer.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/utf8.hpp"
 
 namespace heed::cli {
 
@@ -30,15 +31,23 @@ void add_train_command(CLI::App& app, Registry& registry) {
   registry.on_run(cmd, [args] {
     std::vector<std::string> overrides = args->training_flags->overrides();
     overrides.insert(overrides.end(), args->overrides.begin(), args->overrides.end());
+    // --resume, or --set training.resume=true: the last word on it (a later --set overrides a flag).
+    bool resume = false;
+    for (const std::string& kv : overrides)
+      if (kv.rfind("training.resume=", 0) == 0) resume = kv == "training.resume=true";
     Config config;
     if (!args->config.empty()) {
       config = load_config(args->config, overrides);
-    } else if (args->training_flags->given("training.resume") && !args->model_dir.empty()) {
+    } else if (resume && !args->model_dir.empty()) {
       config = with_overrides(load_model_config(args->model_dir), overrides, args->model_dir + "/config.json");
     } else {
       throw UsageError("train: give a config with -c (or --resume -m MODEL_DIR)");
     }
-    if (!args->model_dir.empty()) config.model_dir = args->model_dir;
+    if (!args->model_dir.empty()) {
+      if (find_invalid_utf8(args->model_dir) != std::string::npos)
+        throw UsageError("-m " + args->model_dir + ": the model directory's name is not UTF-8");
+      config.model_dir = args->model_dir;
+    }
     if (config.model_dir.empty()) throw UsageError("train: give a model directory with -m or model_dir in the config");
     dist::init();  // one of several processes when mpirun started this one
     if (dist::size() > 1) {

@@ -117,7 +117,10 @@ void run_translate(const TranslateArgs& args) {
 
   const Tokenizer& source_tok = tokenizers.source();
   const Tokenizer& target_tok = tokenizers.target();
-  refuse_output_over_input(args.output, {args.input, args.prefix});
+  std::vector<std::string> inputs = {args.input, args.prefix};
+  for (const std::string& dir : args.model_dirs)
+    for (const std::string& file : model_files(dir)) inputs.push_back(file);
+  refuse_output_over_input(args.output, inputs);
   if (!args.prefix.empty()) refuse_stdin_twice({{"-i", args.input}, {"--prefix", args.prefix}});
   LineReader reader(args.input);
   std::optional<LineReader> prefix_reader;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <system_error>
+#include <unordered_set>
 
 #include "config/fields.hpp"
 #include "config/suggest.hpp"
@@ -128,19 +130,26 @@ void check_relations(const Config& c, const std::string& origin) {
 json parse_text(const std::string& text, const std::string& origin) {
   struct Frame {
     bool is_object;
-    std::vector<std::string> keys;
+    std::vector<std::string> keys;  // in order, for the path of a duplicate
+    std::unordered_set<std::string> seen;
   };
   std::vector<Frame> stack;
+  // Deeper than any config: nlohmann's dump, which error messages use, recurses a level a call.
+  constexpr size_t kMaxDepth = 64;
   auto on_event = [&](int, json::parse_event_t event, json& parsed) {
     switch (event) {
-      case json::parse_event_t::object_start: stack.push_back({true, {}}); break;
-      case json::parse_event_t::array_start: stack.push_back({false, {}}); break;
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        if (stack.size() >= kMaxDepth)
+          throw UsageError(origin + ": nested more than " + std::to_string(kMaxDepth) + " levels deep");
+        stack.push_back({event == json::parse_event_t::object_start, {}, {}});
+        break;
       case json::parse_event_t::object_end:
       case json::parse_event_t::array_end: stack.pop_back(); break;
       case json::parse_event_t::key: {
         auto key = parsed.get<std::string>();
         auto& keys = stack.back().keys;
-        if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
+        if (!stack.back().seen.insert(key).second) {
           std::string path;
           for (auto& frame : stack)
             if (frame.is_object && &frame != &stack.back() && !frame.keys.empty()) path = join(path, frame.keys.back());
@@ -268,7 +277,8 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
   json j = json::object();
   std::string origin = path.empty() ? "--set" : path;
   if (!path.empty()) {
-    if (std::filesystem::is_directory(path)) throw UsageError("config file " + path + " is a directory");
+    std::error_code unreadable;  // reported by read_file below
+    if (std::filesystem::is_directory(path, unreadable)) throw UsageError("config file " + path + " is a directory");
     std::string text;
     try {
       text = read_file(path);

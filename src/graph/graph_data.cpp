@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <string_view>
 
 #include "util/atomic_file.hpp"
@@ -166,8 +167,9 @@ void apply_meta(const std::string& dir, GraphData& g) {
   if (!meta.is_object()) throw Error(path + ": not a JSON object");
   auto count = [&](const char* key) -> int64_t {
     if (!meta.contains(key)) return -1;
-    if (!meta[key].is_number_integer() || meta[key].get<int64_t>() < 0)
-      throw Error(path + ": \"" + key + "\" must be an integer >= 0");
+    // Below 2^31, as the files' columns and classes are: a size past it would overflow the model's.
+    if (!meta[key].is_number_integer() || meta[key].get<int64_t>() < 0 || meta[key].get<int64_t>() >= INT32_MAX)
+      throw Error(path + ": \"" + key + "\" must be an integer from 0 to 2^31 - 2");
     return meta[key].get<int64_t>();
   };
   auto expect = [&](const char* key, int64_t actual, const std::string& what) {
@@ -197,13 +199,19 @@ void apply_meta(const std::string& dir, GraphData& g) {
   }
 }
 
-void normalize_rows(GraphData& g) {
+void normalize_rows(const std::string& dir, GraphData& g) {
   for (int64_t i = 0; i < g.nodes; ++i) {
     double total = 0;
     for (int64_t k = g.feature_offsets[i]; k < g.feature_offsets[i + 1]; ++k) total += g.feature_values[k];
     if (total == 0) continue;
-    for (int64_t k = g.feature_offsets[i]; k < g.feature_offsets[i + 1]; ++k)
-      g.feature_values[k] = static_cast<float>(g.feature_values[k] / total);
+    for (int64_t k = g.feature_offsets[i]; k < g.feature_offsets[i + 1]; ++k) {
+      // Values of both signs can sum to almost nothing: a share past the float range is refused.
+      const double share = g.feature_values[k] / total;
+      if (!(std::abs(share) <= std::numeric_limits<float>::max()))
+        throw Error((fs::path(dir) / "features.txt").string() + ": node " + std::to_string(i) + ": its values sum to " +
+                    std::to_string(total) + ", too near 0 to normalise by (data.normalize_features)");
+      g.feature_values[k] = static_cast<float>(share);
+    }
   }
 }
 
@@ -218,7 +226,7 @@ GraphData read_graph(const std::string& dir, const GraphReadOptions& options) {
   read_edges(dir, g);
   if (options.labels_and_splits) read_splits(dir, g);
   apply_meta(dir, g);
-  if (options.normalize_features) normalize_rows(g);
+  if (options.normalize_features) normalize_rows(dir, g);
   return g;
 }
 

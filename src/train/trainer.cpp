@@ -438,8 +438,8 @@ TrainSummary Trainer::run() {
     // Saved as after any validation, so that a run that stops here is not validated a third time.
     if (resume_ && validator_ && progress_.step % tc_.validate_every == 0 &&
         progress_.validated_step != progress_.step) {
-      validate_or_save();
       check_ranks_agree();
+      validate_or_save();
       save_checkpoint();
     }
     while (!(stop_reason = stop_condition())) {
@@ -449,19 +449,20 @@ TrainSummary Trainer::run() {
       if (!update()) continue;
       show_progress(last_lr_);
       if (progress_.step % tc_.validate_every == 0) {
+        check_ranks_agree();  // before the validation, which may write the best model
         validate_or_save();
-        check_ranks_agree();
         save_checkpoint();
       }
     }
     if (validator_ ? progress_.validated_step != progress_.step : progress_.step % tc_.validate_every != 0) {
-      validate_or_save();
       check_ranks_agree();
+      validate_or_save();
       save_checkpoint();
     }
     if (interrupt_seen_) throw Interrupted();  // seen by every rank during the last validation
   } catch (const Interrupted&) {
     bar_.clear();
+    check_ranks_agree();  // every rank is here: the ranks stop together
     save_checkpoint(/*snapshot=*/progress_.step > 0 && progress_.step % tc_.validate_every == 0);
     if (dist::is_root())
       spdlog::warn("interrupted: checkpoint saved at step {}; continue with --resume", progress_.step);

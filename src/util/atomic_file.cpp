@@ -85,7 +85,14 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   file_ = std::fopen(tmp_path_.c_str(), "wb");
   if (!file_) fail("cannot write");
   if (exists) {
-    if (::fchmod(fileno(file_), st.st_mode & 07777) != 0) fail("cannot write");
+    if (::fchmod(fileno(file_), st.st_mode & 07777) != 0) {
+      const int error = errno;  // the destructor does not run for a constructor that throws
+      std::fclose(file_);
+      file_ = nullptr;
+      std::remove(tmp_path_.c_str());
+      errno = error;
+      fail("cannot write");
+    }
     if (st.st_uid != ::geteuid() || st.st_gid != ::getegid()) {
       // Only root may give a file away; anyone else keeps the new file as their own.
       const int ignored = ::fchown(fileno(file_), st.st_uid, st.st_gid);

@@ -265,6 +265,9 @@ TEST_CASE("heed score: unaligned files and over-long lines are errors, never cut
   const Result prefix_too = run("printf 'a\\n' | " + kHeed + " translate -m " + m.gru + " --prefix - -i -");
   CHECK(prefix_too.exit_code == 2);
   CHECK_THAT(prefix_too.err, Catch::Contains("-i and --prefix both read standard input"));
+  const Result bleu_both = run("printf 'a\\n' | " + kHeed + " bleu -");  // the hypothesis defaults to stdin
+  CHECK(bleu_both.exit_code == 2);
+  CHECK_THAT(bleu_both.err, Catch::Contains("-i and the reference '-' both read standard input"));
 }
 
 TEST_CASE("heed quantize writes an int8 model directory that translate detects", "[cli][int8]") {

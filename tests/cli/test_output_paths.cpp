@@ -2,7 +2,8 @@
 // average): a regular file is replaced whole and keeps its mode, a symlink's target is written
 // and the link kept; a FIFO, a device, /dev/stdout, /dev/fd/1 and bash's `>(cmd)` are written in
 // place and stay what they were. Each command's output to a plain new file is the reference. An
-// output that is one of the command's inputs is refused.
+// output that is one of the command's inputs (text, model files, tokenizer, a run's metrics) is
+// refused.
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -153,6 +154,9 @@ TEST_CASE("-o naming one of the command's inputs is refused, and the input stays
   std::ofstream(target) << "Die Datei wurde nicht gefunden.\n";
   fs::create_symlink(text, link);
   fs::copy_file(f.model + "/model.safetensors", checkpoint);
+  const std::string run_dir = f.dir / "run";
+  fs::create_directories(run_dir);
+  std::ofstream(run_dir + "/metrics.jsonl") << R"({"type": "valid", "step": 5, "elapsed": 1.5, "loss": 3.0})" << '\n';
   const std::string heed = kHeed + " --threads 1 -q ";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {heed + "translate -m " + f.model + " -i " + text + " -o " + text, text},
@@ -161,6 +165,13 @@ TEST_CASE("-o naming one of the command's inputs is refused, and the input stays
       {heed + "tokenizer train --vocab-size 300 -o " + text + " " + text, text},
       {heed + "average -o " + checkpoint + " " + checkpoint + " " + checkpoint, checkpoint},
       {heed + "score -m " + f.model + " -s " + text + " -t " + target + " -o " + target, target},
+      // the files a command reads besides its text: the model's, the tokenizer, a run's metrics
+      {heed + "translate -m " + f.model + " -i " + text + " -o " + f.model + "/model.safetensors",
+       f.model + "/model.safetensors"},
+      {heed + "score -m " + f.model + " -s " + text + " -t " + target + " -o " + tok, tok},
+      {heed + "tokenizer encode -m " + tok + " -i " + text + " -o " + tok, tok},
+      {heed + "tokenizer decode -m " + tok + " -i " + text + " -o " + tok, tok},
+      {heed + "plot " + run_dir + " -o " + run_dir + "/metrics.jsonl", run_dir + "/metrics.jsonl"},
   };
   for (const auto& [command, input] : cases) {
     INFO(command);

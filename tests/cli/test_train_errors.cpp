@@ -137,3 +137,14 @@ TEST_CASE("heed train: updates skipped in a row are counted on across a resume")
       kHeed + " --threads 1 train -c " + config + " -m " + model + " --resume --set training.max_time=10m",
       dir / "resumed");
 }
+
+TEST_CASE("heed train: a model directory whose name is not UTF-8 is refused before anything is written") {
+  TempDir dir("train-model-dir-utf8");
+  write_reverse_corpus(dir.path.string(), "train", 60, 14);
+  const std::string config = write_tiny_config(dir.path.string(), {{"max_steps", 2}});
+  const std::string model = dir / "run\xff";
+  Result r = run(kHeed + " --threads 1 train -c " + config + " -m '" + model + "'", dir / "log");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("the model directory's name is not UTF-8"));
+  CHECK(!fs::exists(model));
+}

@@ -149,3 +149,26 @@ TEST_CASE("heed train --resume saves the validation it redoes: a later resume do
   CHECK(valid_records_at_10() == 1);
   CHECK(state_step(model) == 15);
 }
+
+TEST_CASE("heed train: --resume=false trains afresh; --set training.resume=true resumes as --resume does") {
+  TempDir dir("train-resume-flag");
+  write_reverse_corpus(dir.path.string(), "train", 200, 11);
+  const std::string config = write_tiny_config(dir.path.string(), {{"max_steps", 5}});
+  const std::string model = dir / "model";
+  Result fresh = run(kHeed + " --threads 1 train -c " + config + " -m " + model + " --resume=false", dir / "fresh");
+  INFO(fresh.err);
+  REQUIRE(fresh.exit_code == 0);  // was read as --resume: "no trainer_state.safetensors"
+  CHECK(state_step(model) == 5);
+  Result resumed =
+      run(kHeed + " --threads 1 train -m " + model + " --set training.resume=true --set training.max_steps=8",
+          dir / "resumed");
+  INFO(resumed.err);
+  REQUIRE(resumed.exit_code == 0);  // was "give a config with -c (or --resume -m MODEL_DIR)"
+  CHECK(resumed.err.find("resumed at step 5") != std::string::npos);
+  CHECK(state_step(model) == 8);
+  // A later --set has the last word over the flag.
+  Result not_resumed =
+      run(kHeed + " --threads 1 train -m " + model + " --resume --set training.resume=false", dir / "not-resumed");
+  CHECK(not_resumed.exit_code == 2);
+  CHECK_THAT(not_resumed.err, Catch::Contains("give a config with -c"));
+}

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -143,10 +144,35 @@ TEST_CASE("an override that is not UTF-8 is a config error (found by fuzz_config
   CHECK_THROWS_AS(heed::config_from_text("{}", "x.json", {"data.dev.src=a\xC3("}), heed::UsageError);
 }
 
+TEST_CASE("a config nested deeper than 64 levels is refused, not a crash (its error message would dump it)") {
+  const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+  CHECK_THROWS_WITH(heed::config_from_text(deep, "deep.json"), "deep.json: nested more than 64 levels deep");
+  CHECK_THROWS_WITH(heed::config_from_text(R"({"model": {"gru": )" + deep + "}}", "deep.json"),
+                    "deep.json: nested more than 64 levels deep");
+  std::string sixty_four = std::string(63, '[') + std::string(63, ']');
+  CHECK_THROWS_WITH(heed::config_from_text(R"({"seed": )" + sixty_four + "}", "x.json"),
+                    Catch::StartsWith("x.json: seed: got [[[[[["));  // a wrong type, named as usual
+}
+
+TEST_CASE("a config of many keys is read in linear time") {
+  // 200,000 distinct keys in one object: the duplicate check is a hash set, so this takes well
+  // under a second (as a list it took minutes); the first unknown key is the error.
+  std::string text = R"({"training": {)";
+  for (int i = 0; i < 200000; ++i) text += (i ? ", \"k" : "\"k") + std::to_string(i) + "\": 1";
+  text += "}}";
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH(heed::config_from_text(text, "keys.json"), Catch::StartsWith("keys.json: unknown key 'training.k"));
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 5);
+}
+
 TEST_CASE("file-level errors") {
   CHECK_THAT(usage_error([] { heed::load_config("no/such/config.json"); }),
              Catch::Contains("cannot read no/such/config.json"));
   CHECK_THAT(usage_error([] { heed::load_config(temp_dir().string()); }), Catch::EndsWith("is a directory"));
+  const auto loop = temp_dir() / "loop.json";  // a path whose status cannot be read: still a config error
+  std::filesystem::remove(loop);
+  std::filesystem::create_symlink(loop, loop);
+  CHECK_THAT(usage_error([&] { heed::load_config(loop.string()); }), Catch::Contains("cannot read " + loop.string()));
   auto array = write_temp("array.json", "[1, 2]");
   CHECK(usage_error([&] { heed::load_config(array); }) ==
         array + ": expected a JSON object at the top level, got [1,2]");

@@ -67,6 +67,27 @@ TEST_CASE("read_graph: features normalised per row, edges deduplicated, splits, 
   CHECK_THAT(error_of(d.path.string()), Catch::Contains("meta.json: \"undirected_edges\" is 4 but edges.txt has 3"));
   write_text(d.path / "meta.json", R"({"features": 4})");
   CHECK_THAT(error_of(d.path.string()), Catch::Contains("features.txt uses column 4"));
+  // A size past what the files could hold would overflow the model's shapes (2^62 classes: a
+  // heap overflow when the output layer was made).
+  for (const char* meta : {R"({"classes": 4611686018427387904})", R"({"features": 2147483647})"}) {
+    write_text(d.path / "meta.json", meta);
+    CHECK_THAT(error_of(d.path.string()), Catch::Contains("must be an integer from 0 to 2^31 - 2"));
+  }
+}
+
+TEST_CASE("read_graph: a row whose values nearly cancel is refused, not normalised to infinity", "[gat]") {
+  TempDir d("graph-read-cancel");
+  write_small(d);
+  write_text(d.path / "features.txt", "0 3 | 1 3
+ | 
+0 1 2 | 1e30 -1e30 1e-30
+2 4 | 1 1
+");
+  CHECK_THAT(error_of(d.path.string()),
+             Catch::Contains("features.txt: node 2: its values sum to") && Catch::Contains("too near 0 to normalise"));
+  GraphReadOptions raw;  // unnormalised, the values are read as they are
+  raw.normalize_features = false;
+  CHECK(read_graph(d.path.string(), raw).feature_values[2] == 1e30f);
 }
 
 TEST_CASE("read_graph: bad files are one error naming file and line") {
