@@ -78,11 +78,7 @@ TEST_CASE("read_graph: features normalised per row, edges deduplicated, splits, 
 TEST_CASE("read_graph: a row whose values nearly cancel is refused, not normalised to infinity", "[gat]") {
   TempDir d("graph-read-cancel");
   write_small(d);
-  write_text(d.path / "features.txt", "0 3 | 1 3
- | 
-0 1 2 | 1e30 -1e30 1e-30
-2 4 | 1 1
-");
+  write_text(d.path / "features.txt", "0 3 | 1 3\n | \n0 1 2 | 1e30 -1e30 1e-30\n2 4 | 1 1\n");
   CHECK_THAT(error_of(d.path.string()),
              Catch::Contains("features.txt: node 2: its values sum to") && Catch::Contains("too near 0 to normalise"));
   GraphReadOptions raw;  // unnormalised, the values are read as they are
