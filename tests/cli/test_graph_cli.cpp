@@ -112,6 +112,11 @@ TEST_CASE("heed train and predict on graphs: bad input is one error line, nothin
   CHECK_THAT(r.err, Catch::Contains("task node-classification needs model.arch = gat (got transformer)"));
 
   REQUIRE(run(kHeed + " --threads 1 train -c " + config + " -m " + (dir / "model"), dir / "train").exit_code == 0);
+  const std::string labels = slurp(graph + "/labels.txt");  // an output over a file predict reads
+  r = run(kHeed + " --threads 1 predict -m " + (dir / "model") + " -o " + graph + "/labels.txt", dir / "over-input");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("is also the input"));
+  CHECK(slurp(graph + "/labels.txt") == labels);
   write_text(std::filesystem::path(graph) / "features.txt", "0 1 | 1\n");
   r = run(kHeed + " --threads 1 predict -m " + (dir / "model") + " -o " + (dir / "labels.txt"), dir / "bad-features");
   CHECK(r.exit_code == 1);
