@@ -404,6 +404,15 @@ void Trainer::validate_or_save() {
     validate();
   } catch (const Interrupted&) {
     throw;  // run() saves it
+  } catch (const ValidationFailed&) {
+    // Every rank is here (the failure was shared): rank 0 saves, and the others wait for it
+    // before they leave, since a rank's error ends them all.
+    bar_.clear();
+    save_checkpoint();
+    dist::barrier();
+    if (dist::is_root())
+      spdlog::warn("validation failed: checkpoint saved at step {}; continue with --resume", progress_.step);
+    throw;
   } catch (...) {
     // A validation that fails (a dev line the model cannot take, no memory) must not lose the
     // training since the last checkpoint: it is saved first, and a resumed run validates again.

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cmath>
+#include <new>
 
 #include "data/batching.hpp"
 #include "decode/translator.hpp"
@@ -14,6 +15,36 @@
 #include "util/text_lines.hpp"
 
 namespace heed {
+namespace {
+
+// Runs `share`, this process's part of a validation; returns its failure (none: empty). One
+// process has nothing to share: its exceptions go on as they are.
+template <typename Share>
+std::string failure_of(Share&& share) {
+  if (dist::size() == 1) {
+    share();
+    return {};
+  }
+  try {
+    share();  // ranks defer interrupts to the end of a validation: none comes from here
+  } catch (const std::bad_alloc&) {
+    return "out of memory";
+  } catch (const std::exception& e) {
+    return e.what()[0] ? e.what() : "unknown error";
+  } catch (...) {
+    return "unknown error";
+  }
+  return {};
+}
+
+// After a reduction whose count of failed processes is `failed`: every process throws when any
+// failed, this one with its own message, the others naming it as another's.
+void throw_if_failed(double failed, const std::string& mine) {
+  if (failed == 0) return;
+  throw ValidationFailed(mine.empty() ? "validation failed in another process (its log has the error)" : mine);
+}
+
+}  // namespace
 
 bool improves_on(double metric, std::optional<double> best, ValidationMetric kind) {
   if (!std::isfinite(metric)) return false;
@@ -68,13 +99,16 @@ ValidationResult Validator::run(Seq2Seq& model) {
   // are reduced, so every rank gets the same result.
   const int rank = dist::rank(), ranks = dist::size();
   const auto plan = plan_evaluation(corpus_, config_.training.batch_tokens);
-  for (size_t i = rank; i < plan.size(); i += ranks) {
-    Batch b = make_corpus_batch(corpus_, plan[i]);
-    Var logits = model.forward(b);
-    cross_entropy(reshape(logits, {-1, V}), b.tgt_out, kPadId, config_.training.label_smoothing, 1.f, &stats);
-  }
-  double sums[3] = {stats.loss_sum, stats.nll_sum, static_cast<double>(stats.labels)};
-  dist::all_reduce_sum(sums, 3);
+  std::string failure = failure_of([&] {
+    for (size_t i = rank; i < plan.size(); i += ranks) {
+      Batch b = make_corpus_batch(corpus_, plan[i]);
+      Var logits = model.forward(b);
+      cross_entropy(reshape(logits, {-1, V}), b.tgt_out, kPadId, config_.training.label_smoothing, 1.f, &stats);
+    }
+  });
+  double sums[4] = {stats.loss_sum, stats.nll_sum, static_cast<double>(stats.labels), failure.empty() ? 0.0 : 1.0};
+  dist::all_reduce_sum(sums, 4);
+  throw_if_failed(sums[3], failure);
   const double n = std::max(sums[2], 1.0);
   r.loss = sums[0] / n;
   r.nll = sums[1] / n;
@@ -90,14 +124,18 @@ ValidationResult Validator::run(Seq2Seq& model) {
     metrics::BleuSegmentScorer scorer({});
     metrics::BleuStats bleu;
     size_t line = begin;
-    for (auto& t : translate_lines(model, tokenizers_, shard, decoding, input_length_limit(config_)))
-      bleu += scorer.stats(t.nbest.front().text, {references_[line++]});
+    failure = failure_of([&] {
+      for (auto& t : translate_lines(model, tokenizers_, shard, decoding, input_length_limit(config_)))
+        bleu += scorer.stats(t.nbest.front().text, {references_[line++]});
+    });
     std::vector<double> counts{static_cast<double>(bleu.sys_len), static_cast<double>(bleu.ref_len)};
     for (int k = 0; k < metrics::kBleuMaxOrder; ++k) {
       counts.push_back(static_cast<double>(bleu.counts[k]));
       counts.push_back(static_cast<double>(bleu.totals[k]));
     }
+    counts.push_back(failure.empty() ? 0.0 : 1.0);
     dist::all_reduce_sum(counts.data(), counts.size());  // integers: exact in doubles
+    throw_if_failed(counts.back(), failure);
     bleu.sys_len = static_cast<int64_t>(counts[0]);
     bleu.ref_len = static_cast<int64_t>(counts[1]);
     for (int k = 0; k < metrics::kBleuMaxOrder; ++k) {

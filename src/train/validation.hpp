@@ -10,6 +10,7 @@
 #include "data/parallel_corpus.hpp"
 #include "models/seq2seq.hpp"
 #include "text/tokenizers.hpp"
+#include "util/error.hpp"
 
 namespace heed {
 
@@ -23,10 +24,19 @@ struct ValidationResult {
 // yet: nullopt). A non-finite one never does: kept as the best, a NaN would never be beaten again.
 bool improves_on(double metric, std::optional<double> best, ValidationMetric kind);
 
+// A validation that failed in some process (a dev line it could not take, no memory). With
+// data-parallel ranks every rank throws it together, after the reductions that each share of
+// the work ends in, so that none waits in one and rank 0 can save the training.
+class ValidationFailed : public Error {
+ public:
+  using Error::Error;
+};
+
 class Validator {
  public:
   Validator(const Config& config, const Tokenizers& tokenizers);
-  ValidationResult run(Seq2Seq& model);  // leaves the model in eval mode
+  // Leaves the model in eval mode. Data-parallel, a failure is ValidationFailed on every rank.
+  ValidationResult run(Seq2Seq& model);
 
  private:
   const Config& config_;
