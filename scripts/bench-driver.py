@@ -266,11 +266,11 @@ def verify_heed_cache(cache_dir, data):
         return f"expected one corpus cache file in {cache_dir}, found {len(files)}"
     with open(files[0], "rb") as f:
         blob = f.read()
-    if blob[:8] != b"HEEDCRP1":
+    if blob[:8] != b"HEEDCRP2":
         return f"{files[0]}: unknown cache format {blob[:8]!r}"
     _key, pairs, tokens = struct.unpack_from("<QQQ", blob, 8)
     token_bytes, _ = struct.unpack_from("<II", blob, 32)
-    off = 40 + 5 * 8
+    off = 40 + 6 * 8
     lengths = struct.unpack_from(f"<{2 * pairs}I", blob, off)
     off += 8 * pairs
     ids = struct.unpack_from(f"<{tokens}{'H' if token_bytes == 2 else 'i'}", blob, off)

@@ -65,10 +65,17 @@ if [[ -x $heed ]]; then
   "$heed" -q tokenizer train --vocab-size 280 -o "$seeds/fuzz_tokenizer_json/separate.json" \
     --source-files tests/fixtures/text/sample.en --target-files tests/fixtures/text/sample.de
 fi
-# A corpus cache of two pairs (format in src/data/corpus_cache.hpp), u16 ids.
-le() { local value=$1 bytes=$2 i; for ((i = 0; i < bytes; ++i)); do printf "\\x$(printf %02x $(((value >> (8 * i)) & 255)))"; done; }
-{ printf 'HEEDCRP1'; le 12345 8; le 2 8; le 5 8; le 2 4; le 0 4; le 3 8; le 2 8; le 1 8; le 0 8; le 0 8
-  le 2 4; le 1 4; le 1 4; le 1 4; for id in 300 301 302 303 304; do le $id 2; done; } > "$seeds/fuzz_corpus_cache/two-pairs"
+# A corpus cache of two pairs (format in src/data/corpus_cache.hpp), u16 ids, with its checksum.
+python3 - "$seeds/fuzz_corpus_cache/two-pairs" <<'PY'
+import struct, sys
+lengths = struct.pack("<4I", 2, 1, 1, 1)
+ids = struct.pack("<5H", 300, 301, 302, 303, 304)
+h = 0xcbf29ce484222325
+for b in lengths + ids:
+    h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+header = b"HEEDCRP2" + struct.pack("<3Q2I6Q", 12345, 2, 5, 2, 0, 3, 2, 1, 0, 0, h)
+open(sys.argv[1], "wb").write(header + lengths + ids)
+PY
 # Graph directories (format in src/graph/graph_data.hpp): the option byte, then features, labels,
 # edges, train, val, test and meta.json, NUL-separated.
 { printf '\x03'; printf '0 2 | 1 1\n1 | 2\n\n0 | 0.5\n'; printf '\0'; printf '0\n1\n1\n0\n'; printf '\0'

@@ -21,15 +21,21 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr char kMagic[8] = {'H', 'E', 'E', 'D', 'C', 'R', 'P', '1'};
+constexpr char kMagic[8] = {'H', 'E', 'E', 'D', 'C', 'R', 'P', '2'};
 
 struct Header {
   char magic[8];
   uint64_t key, pairs, tokens;
   uint32_t token_bytes, reserved;
   uint64_t pairs_read, kept, skipped_empty, skipped_too_long, skipped_ratio;
+  uint64_t checksum;  // FNV-1a of the lengths' and ids' bytes as stored
 };
-static_assert(sizeof(Header) == 8 + 3 * 8 + 2 * 4 + 5 * 8);
+static_assert(sizeof(Header) == 8 + 3 * 8 + 2 * 4 + 6 * 8);
+
+template <typename T>
+void add_bytes(Fnv1a& h, const std::vector<T>& v) {
+  h.add(std::string_view(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T)));
+}
 
 std::string file_identity(const std::string& path) {
   struct stat st {};
@@ -95,6 +101,8 @@ bool read_corpus_cache(const std::string& path, uint64_t key, LoadedCorpus& out)
 
   std::vector<uint32_t> lengths;
   if (!read_array(f.get(), lengths, 2 * h.pairs)) return stale("read error");
+  Fnv1a checksum;
+  add_bytes(checksum, lengths);
   ParallelCorpus corpus;
   corpus.offsets.resize(2 * h.pairs + 1);
   corpus.offsets[0] = 0;
@@ -102,14 +110,18 @@ bool read_corpus_cache(const std::string& path, uint64_t key, LoadedCorpus& out)
   if (corpus.offsets.back() != h.tokens) return stale("lengths do not add up to the token count");
   if (h.token_bytes == 4) {
     if (!read_array(f.get(), corpus.tokens, h.tokens)) return stale("read error");
+    add_bytes(checksum, corpus.tokens);
   } else {  // widened a block at a time: no second copy of the whole corpus in memory
     corpus.tokens.resize(h.tokens);
     std::vector<uint16_t> block;
     for (uint64_t done = 0; done < h.tokens; done += block.size()) {
       if (!read_array(f.get(), block, std::min<uint64_t>(h.tokens - done, 1 << 20))) return stale("read error");
+      add_bytes(checksum, block);
       std::copy(block.begin(), block.end(), corpus.tokens.begin() + done);
     }
   }
+  // A changed id or swapped lengths pass every check above: the file's bytes must be those written.
+  if (checksum.h != h.checksum) return stale("its contents do not match their checksum (damaged)");
   out.corpus = std::move(corpus);
   out.stats = {h.pairs_read, h.kept, h.skipped_empty, h.skipped_too_long, h.skipped_ratio, true};
   return true;
@@ -131,21 +143,29 @@ void write_corpus_cache(const std::string& path, uint64_t key, const LoadedCorpu
   h.skipped_too_long = s.skipped_too_long;
   h.skipped_ratio = s.skipped_ratio;
 
+  std::vector<uint32_t> lengths(c.offsets.size() - 1);
+  for (size_t i = 0; i < lengths.size(); ++i) lengths[i] = uint32_t(c.offsets[i + 1] - c.offsets[i]);
+  std::vector<uint16_t> narrow_ids;
+  if (narrow) narrow_ids.assign(c.tokens.begin(), c.tokens.end());
+  Fnv1a checksum;
+  add_bytes(checksum, lengths);
+  if (narrow)
+    add_bytes(checksum, narrow_ids);
+  else
+    add_bytes(checksum, c.tokens);
+  h.checksum = checksum.h;
+
   const fs::path parent = fs::path(path).parent_path();
   std::error_code ec;
   if (!parent.empty()) fs::create_directories(parent, ec);
   if (ec) throw Error("cannot create the corpus cache directory " + parent.string() + ": " + ec.message());
   AtomicFile out(path);
   out.write(&h, sizeof h);
-  std::vector<uint32_t> lengths(c.offsets.size() - 1);
-  for (size_t i = 0; i < lengths.size(); ++i) lengths[i] = uint32_t(c.offsets[i + 1] - c.offsets[i]);
   out.write(lengths.data(), lengths.size() * sizeof(uint32_t));
-  if (narrow) {
-    const std::vector<uint16_t> ids(c.tokens.begin(), c.tokens.end());
-    out.write(ids.data(), ids.size() * sizeof(uint16_t));
-  } else {
+  if (narrow)
+    out.write(narrow_ids.data(), narrow_ids.size() * sizeof(uint16_t));
+  else
     out.write(c.tokens.data(), c.tokens.size() * sizeof(int32_t));
-  }
   out.commit();
 }
 

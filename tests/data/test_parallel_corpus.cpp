@@ -199,6 +199,7 @@ TEST_CASE("the encoded corpus cache: hit, and miss when text, tokenizer or filte
     CHECK(uncached.corpus.tokens == first.corpus.tokens);
   }
   SECTION("a cache whose ids or lengths are damaged (its sizes intact) is rebuilt, not used") {
+    // Checked by the ids' range and the pairs' lengths, and by the checksum of the bytes.
     // The last two bytes: the last target token. 0xFFFF is beyond the vocabulary; training
     // failed on it far from here, with an error that did not name the cache.
     for (const uint16_t damage : {uint16_t{0xFFFF}, uint16_t{0}}) {
@@ -215,7 +216,28 @@ TEST_CASE("the encoded corpus cache: hit, and miss when text, tokenizer or filte
     {  // a length swapped between two pairs: the token count still adds up
       std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
       const uint32_t lengths[2] = {0, 4};  // the first pair: source 2 → 0 tokens, target 2 → 4
-      f.seekp(80);
+      f.seekp(88);
+      f.write(reinterpret_cast<const char*>(lengths), sizeof lengths);
+    }
+    CHECK_FALSE(load_parallel_corpus({src}, {tgt}, tok, filter, cache).stats.from_cache);
+    CHECK(load_parallel_corpus({src}, {tgt}, tok, filter, cache).stats.from_cache);
+    {  // the last two ids swapped, and the first pair's lengths: every id and length still valid
+      std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+      uint16_t ids[2];
+      f.seekg(-4, std::ios::end);
+      f.read(reinterpret_cast<char*>(ids), sizeof ids);
+      REQUIRE(ids[0] != ids[1]);
+      std::swap(ids[0], ids[1]);
+      f.seekp(-4, std::ios::end);
+      f.write(reinterpret_cast<const char*>(ids), sizeof ids);
+    }
+    const LoadedCorpus swapped = load_parallel_corpus({src}, {tgt}, tok, filter, cache);
+    CHECK_FALSE(swapped.stats.from_cache);
+    CHECK(swapped.corpus.tokens == first.corpus.tokens);
+    {
+      std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+      const uint32_t lengths[2] = {1, 3};  // the first pair was 2 and 2 tokens
+      f.seekp(88);
       f.write(reinterpret_cast<const char*>(lengths), sizeof lengths);
     }
     CHECK_FALSE(load_parallel_corpus({src}, {tgt}, tok, filter, cache).stats.from_cache);
@@ -240,7 +262,7 @@ TEST_CASE("the cache stores ids above 65535 at full width and rejects a wrong ke
   big.stats.skipped_ratio = 2;
   const std::string path = (dir.path / "sub" / "c.bin").string();
   write_corpus_cache(path, 42, big);
-  CHECK(fs::file_size(path) == 80 + 4 * 4 + 5 * 4);
+  CHECK(fs::file_size(path) == 88 + 4 * 4 + 5 * 4);
 
   LoadedCorpus back;
   REQUIRE(read_corpus_cache(path, 42, back));
@@ -254,5 +276,5 @@ TEST_CASE("the cache stores ids above 65535 at full width and rejects a wrong ke
   LoadedCorpus small;
   small.corpus.add({4, 5}, {6});
   write_corpus_cache(path, 7, small);
-  CHECK(fs::file_size(path) == 80 + 2 * 4 + 3 * 2);  // ids below 65536: two bytes each
+  CHECK(fs::file_size(path) == 88 + 2 * 4 + 3 * 2);  // ids below 65536: two bytes each
 }
