@@ -51,7 +51,7 @@ fi
 [ -d "$corpus" ] || { echo "bench: error: no corpus folder $corpus" >&2; exit 1; }
 
 as_root=()
-[ "$(id -u)" -eq 0 ] || as_root=(sudo)
+[ "$(id -u)" -eq 0 ] || as_root=(sudo env DEBIAN_FRONTEND=noninteractive)
 missing=()
 for p in python3-torch sentencepiece libopenblas0-openmp; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -31,7 +31,7 @@ all=(fuzz_config fuzz_tokenizer_json fuzz_tokenizer_roundtrip fuzz_safetensors f
 
 if ! command -v clang++-14 > /dev/null || [[ ! -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a ]]; then
   as_root=()
-  if [[ $(id -u) -ne 0 ]]; then as_root=(sudo); fi
+  if [[ $(id -u) -ne 0 ]]; then as_root=(sudo env DEBIAN_FRONTEND=noninteractive); fi
   export DEBIAN_FRONTEND=noninteractive
   "${as_root[@]}" apt-get update
   "${as_root[@]}" apt-get install -y --no-install-recommends clang-14 libclang-rt-14-dev libomp-14-dev

@@ -16,9 +16,10 @@ packages=(
   openmpi-bin libopenmpi-dev  # data-parallel training over processes and machines (mpirun)
 )
 
-as_root=()
-if [ "$(id -u)" -ne 0 ]; then as_root=(sudo); fi
-
 export DEBIAN_FRONTEND=noninteractive
+as_root=()
+# sudo drops the environment: the setting is passed on explicitly.
+if [ "$(id -u)" -ne 0 ]; then as_root=(sudo env DEBIAN_FRONTEND=noninteractive); fi
+
 "${as_root[@]}" apt-get update
 "${as_root[@]}" apt-get install -y --no-install-recommends "${packages[@]}"

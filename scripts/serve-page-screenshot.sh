@@ -20,7 +20,7 @@ heed=${HEED:-$root/build/heed}
 
 if ! command -v chromium >/dev/null; then
   as_root=()
-  if [ "$(id -u)" -ne 0 ]; then as_root=(sudo); fi
+  if [ "$(id -u)" -ne 0 ]; then as_root=(sudo env DEBIAN_FRONTEND=noninteractive); fi
   DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y --no-install-recommends chromium fonts-dejavu-core
 fi
 
