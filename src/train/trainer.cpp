@@ -79,11 +79,14 @@ Tokenizers prepare_tokenizers(const Config& config, const ModelDir& dir) {
 
 // The run's files, written once every check has passed (a refused or failing start leaves a
 // model that still translates and resumes): checkpoints/, config.json, and tokenizer.json for a
-// new run (a resumed one keeps its own). Temporaries a killed run left behind go.
+// new run (a resumed one keeps its own). Temporaries a killed run left behind go, also from the
+// default corpus cache in the directory (the run lock makes them a dead run's; a cache_dir
+// elsewhere may be shared by runs that are alive).
 void write_run_files(const Config& config, const ModelDir& dir, const Tokenizers& tokenizers) {
   fs::create_directories(dir.checkpoints());
   remove_stale_temporaries(dir.path());
   remove_stale_temporaries(dir.checkpoints());
+  if (config.data.cache_dir.empty() && fs::is_directory(dir.file("cache"))) remove_stale_temporaries(dir.file("cache"));
   if (!resuming(config)) tokenizers.save(dir.file("tokenizer.json"));
   save_config(config, dir.file("config.json"));
 }

@@ -98,6 +98,12 @@ TEST_CASE("heed train --resume writes the step files a kill after the trainer st
   fs::remove(checkpoint);
   fs::copy_file(model + "/checkpoints/step-00000005.safetensors", model + "/model.safetensors",
                 fs::copy_options::overwrite_existing);
+  // and the temporaries of writes a kill cut short, the corpus cache's among them
+  REQUIRE(fs::is_directory(model + "/cache"));
+  const std::vector<std::string> temporaries = {model + "/model.safetensors.tmp.99999",
+                                                model + "/checkpoints/step-00000010.safetensors.tmp.99999",
+                                                model + "/cache/corpus-0000000000000000.bin.tmp.99999"};
+  for (const std::string& t : temporaries) std::ofstream(t) << "partial";
 
   Result resumed = run(kHeed + " --threads 1 train --resume -m " + model, dir / "resumed-log");
   INFO(resumed.err);
@@ -107,6 +113,7 @@ TEST_CASE("heed train --resume writes the step files a kill after the trainer st
   CHECK(same_checkpoint);
   const bool same_model = slurp(model + "/model.safetensors") == want_model;
   CHECK(same_model);
+  for (const std::string& t : temporaries) CHECK_FALSE(fs::exists(t));
 }
 
 TEST_CASE("heed train --resume saves the validation it redoes: a later resume does not redo it again") {
