@@ -42,7 +42,7 @@ TranslateRequest parse_translate_request(const std::string& body, int default_be
   json request;
   try {
     request = json::parse(body);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // a syntax error, or a number beyond every type (out_of_range.406)
     std::string what = e.what();  // "[json.exception.parse_error.101] parse error at ..."
     if (const size_t p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
     throw RequestError(400, "", "malformed JSON: " + what);
