@@ -137,7 +137,8 @@ void run_bleu(const BleuCommandOptions& o) {
   bleu_options.lowercase = o.lowercase;
   bleu_options.smoothing = metrics::parse_bleu_smoothing(o.smooth_method);
   bleu_options.smooth_value = o.smooth_value;
-  bleu_options.effective_order = o.effective_order;
+  // sacreBLEU's sentence-level mode turns effective order on (a short line has no 4-grams).
+  bleu_options.effective_order = o.effective_order || o.sentence;
   ChrfOptions chrf_options{o.chrf_char_order, o.chrf_word_order, o.chrf_beta};
   metrics::validate(chrf_options);
 

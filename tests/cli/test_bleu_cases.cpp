@@ -200,3 +200,14 @@ TEST_CASE("heed bleu on empty hypothesis lines and text output") {
   CHECK(r.exit_code == 0);
   CHECK(r.out == "100.0\n100.0\n");
 }
+
+TEST_CASE("heed bleu --sentence uses effective order for BLEU, as sacreBLEU's sentence-level mode does") {
+  // sacreBLEU 2.x: `sacrebleu ref -sl` sets bleu_effective_order; a two-word exact match is
+  // 100.0 with eff:yes there, and was 0.0 (no 3- or 4-grams) with eff:no here.
+  BadInputFiles files;
+  files.write("short.txt", "Thank you\n");
+  RunResult r = files.bleu("short.txt -m bleu --sentence < short.txt");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "BLEU|nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp|version:heed-" HEED_VERSION
+                 " = 100.0 100.0/100.0/0.0/0.0 (BP = 1.000 ratio = 1.000 hyp_len = 2 ref_len = 2)\n");
+}
