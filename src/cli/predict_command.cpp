@@ -5,7 +5,6 @@
 #include "cli/output.hpp"
 #include "cli/path_checks.hpp"
 #include "cli/registry.hpp"
-#include "config/config.hpp"
 #include "train/graph_prediction.hpp"
 
 namespace heed::cli {
@@ -27,8 +26,7 @@ void add_predict_command(CLI::App& app, Registry& registry) {
     // Checked once the model and graph have loaded (their errors come first): the output must
     // replace none of the files read.
     std::vector<std::string> inputs = model_files(args->model_dir);
-    const std::string graph = args->graph.empty() ? load_model_config(args->model_dir).data.graph : args->graph;
-    for (const std::string& file : files_in(graph)) inputs.push_back(file);
+    for (const std::string& file : files_in(p.graph_dir)) inputs.push_back(file);
     refuse_output_over_input(args->output, inputs);
     Output out(args->output);
     std::string text;

@@ -45,7 +45,8 @@ NodePredictions predict_nodes(const std::string& model_dir, const std::string& g
   GraphReadOptions options;
   options.labels_and_splits = false;
   options.normalize_features = config.data.normalize_features;
-  GraphData graph = read_graph(graph_dir.empty() ? config.data.graph : graph_dir, options);
+  const std::string graph_read = graph_dir.empty() ? config.data.graph : graph_dir;
+  GraphData graph = read_graph(graph_read, options);
   if (graph.features > inputs)
     throw Error("the graph has " + std::to_string(graph.features) + " feature columns, the model reads " +
                 std::to_string(inputs));
@@ -58,6 +59,7 @@ NodePredictions predict_nodes(const std::string& model_dir, const std::string& g
   const Tensor logits = model.forward(in.input(), in.neighbours).value();
 
   NodePredictions p;
+  p.graph_dir = graph_read;
   p.nodes = graph.nodes;
   p.classes = outputs;
   p.probabilities.resize(graph.nodes * outputs);

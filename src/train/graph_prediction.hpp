@@ -9,6 +9,7 @@ namespace heed {
 struct NodePredictions {
   int64_t nodes = 0, classes = 0;
   std::vector<float> probabilities;       // [nodes, classes], each row sums to 1
+  std::string graph_dir;                  // the graph read
   int32_t predicted(int64_t node) const;  // the most probable class (the lowest on a tie)
 };
 

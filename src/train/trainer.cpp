@@ -408,22 +408,22 @@ void Trainer::validate_or_save() {
   } catch (const Interrupted&) {
     throw;  // run() saves it
   } catch (const ValidationFailed&) {
-    // Every rank is here (the failure was shared): rank 0 saves, and the others wait for it
-    // before they leave, since a rank's error ends them all.
-    bar_.clear();
-    save_checkpoint();
-    dist::barrier();
-    if (dist::is_root())
-      spdlog::warn("validation failed: checkpoint saved at step {}; continue with --resume", progress_.step);
+    // Every rank is here (the failure was shared): the others wait for rank 0's save before
+    // they leave, since a rank's error ends them all.
+    save_after_failed_validation(/*every_rank=*/true);
     throw;
   } catch (...) {
-    // A validation that fails (a dev line the model cannot take, no memory) must not lose the
-    // training since the last checkpoint: it is saved first, and a resumed run validates again.
-    bar_.clear();
-    save_checkpoint();
-    spdlog::warn("validation failed: checkpoint saved at step {}; continue with --resume", progress_.step);
+    save_after_failed_validation(/*every_rank=*/false);
     throw;
   }
+}
+
+void Trainer::save_after_failed_validation(bool every_rank) {
+  bar_.clear();
+  save_checkpoint();
+  if (every_rank) dist::barrier();
+  if (!every_rank || dist::is_root())
+    spdlog::warn("validation failed: checkpoint saved at step {}; continue with --resume", progress_.step);
 }
 
 // Data-parallel ranks must hold the same parameters; a cheap hash, compared at each checkpoint,

@@ -72,6 +72,10 @@ class Trainer {
   bool beats_best(double metric) const;
   // validate(), saving a checkpoint first when it fails.
   void validate_or_save();
+  // A validation that fails (a dev line the model cannot take, no memory) must not lose the
+  // training since the last checkpoint: it is saved first, and a resumed run validates again.
+  // `every_rank`: all data-parallel ranks failed together and wait here for rank 0's save.
+  void save_after_failed_validation(bool every_rank);
   // trainer_state.safetensors and, when `snapshot`, checkpoints/step-N.safetensors (pruned to
   // keep_last). An interrupt at an unscheduled step saves the state alone, so that checkpoints/ and
   // the mean of its last ones are those of the run that was not interrupted.
