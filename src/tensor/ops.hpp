@@ -4,6 +4,7 @@
 // side in one file under tensor/ops/. oneDNN runs matmuls, eltwise, softmax and layer norm;
 // our own loops do what oneDNN 2.6 lacks (gathers, reductions, dropout, the loss, GRU gates).
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "tensor/autograd.hpp"
@@ -32,6 +33,7 @@ Var linear(const Var& x, const Var& w, const Var& bias);
 // weights repacks them on every call, which costs as much as the arithmetic when x has few
 // rows: a decoding step runs 1.3–1.5× faster at 32 rows with packed weights (measured). The
 // layout does not depend on the number of rows. A snapshot: repack after w changes.
+struct PackedLayouts;  // the layout `packed` is in, and copies in others (tensor/ops/matmul_dispatch.cpp)
 struct PackedWeight {
   Tensor plain;   // w itself, maybe strided (the fallback should oneDNN choose another layout for some shape)
   Tensor packed;  // the blocked copy, an opaque float buffer
@@ -44,6 +46,11 @@ struct PackedWeight {
   Tensor int8_rows;
   Tensor scales;
   Tensor zero_point_sums;  // [O]: 128 · scales[o] · Σ_i q[o, i], what the u8 activations' zero point adds
+  // The layout oneDNN picks depends on the thread count a product's primitive is made for, and a
+  // weight packed on one thread is read by others (translate packs on the main thread, then each
+  // worker decodes with one thread): a product in another layout gets a copy, made once and
+  // shared by the copies of this PackedWeight.
+  std::shared_ptr<PackedLayouts> layouts;
   bool is_int8() const { return scales.defined(); }
 };
 PackedWeight pack_weight(const Tensor& w);  // in matmul_precision() (tensor/precision.hpp)

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 #include "tensor/dnnl_context.hpp"
@@ -28,7 +29,6 @@ struct MatmulEntry {
   dnnl::matmul prim;
   memory src, weights, dst, bias;
   std::unordered_map<int, memory> args;
-  bool takes_packed = true;  // packed_matmul only: its weights layout is the one pack_weight wrote
 };
 
 // C += A·B instead of C = A·B: a sum post-op.
@@ -305,14 +305,12 @@ void matmul_into(const Tensor& c, const Tensor& a, const Tensor& b, bool trans_a
 }
 
 namespace {
-constexpr int64_t kPackingRows = 32;  // any row count gives the same layout (checked per entry)
+constexpr int64_t kPackingRows = 32;  // the row count whose primitive's layout pack_weight writes
 
 // Products on packed weights (decoding) need exact-shape primitives: their rows go in row pieces
 // (row_pieces.hpp), so that the primitives per weight shape are at most 31.
 
-// The matmul for x [M, I] · (packed wᵀ) [I, O] (+ bias), x and w in `type` (f32 or bf16). Its
-// weights layout is compared once, when the entry is made, with the one pack_weight writes (the
-// entry for kPackingRows rows).
+// The matmul for x [M, I] · (packed wᵀ) [I, O] (+ bias), x and w in `type` (f32 or bf16).
 MatmulEntry& packed_matmul(int64_t M, int64_t in, int64_t out, bool with_bias, bool accumulate,
                            memory::data_type type) {
   std::string key = "matmul_packed#";
@@ -325,13 +323,52 @@ MatmulEntry& packed_matmul(int64_t M, int64_t in, int64_t out, bool with_bias, b
     memory::desc amd({M, in}, type, memory::format_tag::ab), cmd({M, out}, f32, memory::format_tag::ab);
     memory::desc bmd({in, out}, type, memory::format_tag::any), bias_md({1, out}, f32, memory::format_tag::ab);
     auto desc = with_bias ? dnnl::matmul::desc(amd, bmd, bias_md, cmd) : dnnl::matmul::desc(amd, bmd, cmd);
-    MatmulEntry e = make_matmul_entry(desc, with_bias, accumulate);
-    if (M != kPackingRows || with_bias || accumulate)
-      e.takes_packed =
-          e.pd.weights_desc() == packed_matmul(kPackingRows, in, out, false, false, type).pd.weights_desc();
-    return e;
+    return make_matmul_entry(desc, with_bias, accumulate);
   });
 }
+}  // namespace
+
+struct PackedLayouts {
+  memory::desc packed_desc;  // the layout of PackedWeight::packed
+  std::mutex mutex;          // guards copies
+  std::vector<std::pair<memory::desc, Tensor>> copies;
+};
+
+namespace {
+
+// wᵀ [I, O] as written in `packed_desc` into a new buffer: from the fp32 weight (its strided
+// view; into bf16 a reorder rounds to nearest even, as round_to_bf16), or from the int8 rows.
+Tensor pack_into(const PackedWeight& w, const memory::desc& packed_desc) {
+  Tensor packed = Tensor::empty({static_cast<int64_t>((packed_desc.get_size() + sizeof(float) - 1) / sizeof(float))});
+  memory plain_mem =
+      w.is_int8()
+          ? memory(memory::desc({w.in, w.out}, memory::data_type::s8, memory::dims{1, w.in}), dnnl_ctx::engine(),
+                   w.int8_rows.data())  // q [O, I] row-major read as [I, O]
+          : dnnl_ctx::memory({w.in, w.out}, {w.plain.strides()[1], w.plain.strides()[0]}, w.plain.data());
+  memory packed_mem(packed_desc, dnnl_ctx::engine(), packed.data());
+  dnnl::reorder(plain_mem, packed_mem).execute(dnnl_ctx::stream(), plain_mem, packed_mem);
+  dnnl_ctx::stream().wait();
+  return packed;
+}
+
+// Fills w.packed in the layout of `packed_desc`.
+void pack(PackedWeight& w, const memory::desc& packed_desc) {
+  w.packed = pack_into(w, packed_desc);
+  w.layouts = std::make_shared<PackedLayouts>();
+  w.layouts->packed_desc = packed_desc;
+}
+
+// w's packed weights in the layout `desc`: w.packed, or a copy made at the first use of another.
+void* packed_in(const PackedWeight& w, const memory::desc& desc) {
+  PackedLayouts& layouts = *w.layouts;
+  if (desc == layouts.packed_desc) return w.packed.data();
+  const std::lock_guard<std::mutex> lock(layouts.mutex);
+  for (const auto& [copy_desc, copy] : layouts.copies)
+    if (copy_desc == desc) return copy.data();
+  layouts.copies.emplace_back(desc, pack_into(w, desc));
+  return layouts.copies.back().second.data();
+}
+
 }  // namespace
 
 PackedWeight pack_weight(const Tensor& w) {
@@ -341,14 +378,8 @@ PackedWeight pack_weight(const Tensor& w) {
   p.out = w.dim(0);
   p.in = w.dim(1);
   p.bf16 = matmul_precision() == MatmulPrecision::bf16;
-  auto& e = packed_matmul(kPackingRows, p.in, p.out, false, false, p.bf16 ? memory::data_type::bf16 : memory::data_type::f32);
-  const memory::desc& packed_md = e.pd.weights_desc();
-  p.packed = Tensor::empty({static_cast<int64_t>((packed_md.get_size() + sizeof(float) - 1) / sizeof(float))});
-  // wᵀ, strided; a reorder into bf16 rounds to nearest even, as round_to_bf16
-  memory plain_mem = dnnl_ctx::memory({p.in, p.out}, {w.strides()[1], w.strides()[0]}, w.data());
-  memory packed_mem(packed_md, dnnl_ctx::engine(), p.packed.data());
-  dnnl::reorder(plain_mem, packed_mem).execute(dnnl_ctx::stream(), plain_mem, packed_mem);
-  dnnl_ctx::stream().wait();
+  const auto type = p.bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+  pack(p, packed_matmul(kPackingRows, p.in, p.out, false, false, type).pd.weights_desc());
   return p;
 }
 
@@ -363,7 +394,6 @@ struct Int8Entry {
   dnnl::matmul prim;
   memory src, weights, dst, scales;
   std::unordered_map<int, memory> args;
-  bool takes_packed = true;
 };
 
 Int8Entry& int8_matmul(int64_t M, int64_t in, int64_t out) {
@@ -388,8 +418,6 @@ Int8Entry& int8_matmul(int64_t M, int64_t in, int64_t out) {
               {DNNL_ARG_WEIGHTS, e.weights},
               {DNNL_ARG_DST, e.dst},
               {DNNL_ARG_ATTR_OUTPUT_SCALES, e.scales}};
-    if (M != kPackingRows)
-      e.takes_packed = e.pd.weights_desc() == int8_matmul(kPackingRows, in, out).pd.weights_desc();
     return e;
   });
 }
@@ -399,14 +427,6 @@ Int8Entry& int8_matmul(int64_t M, int64_t in, int64_t out) {
 // y[m, o] = s_x[m] · (s_w[o] · Σ_i (q_x[m, i] + 128) q_w[o, i] − 128 · s_w[o] · Σ_i q_w[o, i]) + b[o].
 void linear_int8_into(const Tensor& y, const Tensor& x, const PackedWeight& w, const Tensor& bias, bool accumulate) {
   const int64_t M = x.numel() / w.in;
-  bool packed = true;
-  for_row_pieces(M, [&](int64_t, int64_t rows) { packed &= int8_matmul(rows, w.in, w.out).takes_packed; });
-  if (!packed) {  // another layout for a row count (none seen: kept for safety): fp32, dequantized
-    const Tensor b = dequantized_weight(w);
-    run_matmul(y.reshape({M, w.out}), x.reshape({M, w.in}), false, b, true, bias.defined() ? &bias : nullptr,
-               accumulate);
-    return;
-  }
   thread_local std::vector<int8_t> qx;
   thread_local std::vector<uint8_t> ux;
   thread_local std::vector<float> sx;
@@ -419,7 +439,7 @@ void linear_int8_into(const Tensor& y, const Tensor& x, const PackedWeight& w, c
   for_row_pieces(M, [&](int64_t r0, int64_t rows) {
     auto& e = int8_matmul(rows, w.in, w.out);
     e.src.set_data_handle(ux.data() + r0 * w.in);
-    e.weights.set_data_handle(w.packed.data());
+    e.weights.set_data_handle(packed_in(w, e.pd.weights_desc()));
     e.dst.set_data_handle(product.data() + r0 * w.out);
     e.scales.set_data_handle(w.scales.data());
     e.prim.execute(dnnl_ctx::stream(), e.args);
@@ -454,15 +474,7 @@ PackedWeight pack_weight_int8(const Tensor& w) {
     zero_point[o] = 128.f * static_cast<float>(sum) * q.scales[o];
   }
   p.zero_point_sums = Tensor::from_vector({p.out}, zero_point);
-  auto& e = int8_matmul(kPackingRows, p.in, p.out);
-  const memory::desc& packed_md = e.pd.weights_desc();
-  p.packed = Tensor::empty({static_cast<int64_t>((packed_md.get_size() + sizeof(float) - 1) / sizeof(float))});
-  // q is [O, I] row-major: as the [I, O] operand it is read with strides {1, I}.
-  memory plain_mem(memory::desc({p.in, p.out}, memory::data_type::s8, memory::dims{1, p.in}), dnnl_ctx::engine(),
-                   const_cast<int8_t*>(q.values.data()));
-  memory packed_mem(packed_md, dnnl_ctx::engine(), p.packed.data());
-  dnnl::reorder(plain_mem, packed_mem).execute(dnnl_ctx::stream(), plain_mem, packed_mem);
-  dnnl_ctx::stream().wait();
+  pack(p, int8_matmul(kPackingRows, p.in, p.out).pd.weights_desc());
   return p;
 }
 
@@ -502,25 +514,13 @@ void linear_into(const Tensor& y, const Tensor& x, const PackedWeight& w, const 
     return;
   }
   const memory::data_type type = w.bf16 ? memory::data_type::bf16 : memory::data_type::f32;
-  bool packed = true;
-  for_row_pieces(M, [&](int64_t, int64_t rows) {
-    packed &= packed_matmul(rows, w.in, w.out, bias.defined(), accumulate, type).takes_packed;
-  });
-  if (!packed) {  // x · wᵀ; a transposed view is multiplied as the dense weight it views
-    const bool dense = w.plain.is_contiguous();
-    const Tensor b = (dense ? w.plain : w.plain.transpose(0, 1)).contiguous();  // a copy only for other strides
-    ScopedMatmulPrecision same(w.bf16 ? MatmulPrecision::bf16 : MatmulPrecision::fp32);
-    run_matmul(y.reshape({M, w.out}), xv.reshape({M, w.in}), false, b, dense, bias.defined() ? &bias_v : nullptr,
-               accumulate);
-    return;
-  }
   thread_local std::vector<uint16_t> x16;
   const void* x_in = w.bf16 ? bf16_operand(xv, x16) : xv.data();
   const int64_t x_row_bytes = w.in * static_cast<int64_t>(memory::data_type_size(type));
   for_row_pieces(M, [&](int64_t r0, int64_t rows) {
     auto& e = packed_matmul(rows, w.in, w.out, bias.defined(), accumulate, type);
     e.src.set_data_handle(writable(static_cast<const char*>(x_in) + r0 * x_row_bytes));
-    e.weights.set_data_handle(w.packed.data());
+    e.weights.set_data_handle(packed_in(w, e.pd.weights_desc()));
     e.dst.set_data_handle(y.data() + r0 * w.out);
     if (bias.defined()) e.bias.set_data_handle(bias_v.data());
     e.prim.execute(dnnl_ctx::stream(), e.args);
