@@ -1,8 +1,11 @@
 #include "train/model_dir.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
+
+#include <signal.h>
 
 #include "config/config.hpp"
 #include "util/error.hpp"
@@ -19,10 +22,25 @@ std::string ModelDir::checkpoint(int64_t step) const {
   return (fs::path(checkpoints()) / name).string();
 }
 
+namespace {
+bool all_digits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// step-NNNNNNNN.safetensors, as checkpoint() names them: other files a user keeps beside them (a
+// mean written with heed average) are neither pruned nor averaged as steps.
+bool is_step_checkpoint(const std::string& name) {
+  const std::string prefix = "step-", suffix = ".safetensors";
+  return name.size() > prefix.size() + suffix.size() && name.compare(0, prefix.size(), prefix) == 0 &&
+         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+         all_digits(name.substr(prefix.size(), name.size() - prefix.size() - suffix.size()));
+}
+}  // namespace
+
 std::vector<std::string> ModelDir::checkpoint_files() const {
   std::vector<std::string> files;
   for (const auto& e : fs::directory_iterator(checkpoints()))
-    if (e.path().extension() == ".safetensors") files.push_back(e.path().string());
+    if (is_step_checkpoint(e.path().filename().string())) files.push_back(e.path().string());
   std::sort(files.begin(), files.end());
   return files;
 }
@@ -35,14 +53,14 @@ std::string run_name(const std::string& dir) {
 }
 
 namespace {
-// The model a new run would overwrite, "" when there is none: a checkpoint (training writes the
-// trainer state before any, so it was removed since), or a model.safetensors that no training run
-// left (no checkpoints/ beside it: a quantized copy, a model put there by hand). A run killed
-// before its first checkpoint leaves its best model beside an empty checkpoints/: it may start over.
+// The model a new run would overwrite, "" when there is none: a checkpoint or a model.safetensors
+// without the trainer state. Training writes the state before either (before its first
+// validation too), so the state was removed since (a run pruned to its model, a quantized copy, a
+// model put there by hand); a run killed before its first state leaves neither, and may start over.
 std::string held_model_file(const ModelDir& dir) {
   if (fs::is_directory(dir.checkpoints())) {
     const std::vector<std::string> files = dir.checkpoint_files();
-    return files.empty() ? "" : "checkpoints/" + fs::path(files.back()).filename().string();
+    if (!files.empty()) return "checkpoints/" + fs::path(files.back()).filename().string();
   }
   return fs::exists(dir.file("model.safetensors")) ? "model.safetensors" : "";
 }
@@ -73,8 +91,17 @@ ModelDir check_run_directory(const Config& config) {
 }
 
 void remove_stale_temporaries(const std::string& dir) {
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.is_regular_file() && e.path().filename().string().find(".tmp.") != std::string::npos) fs::remove(e.path());
+  for (const auto& e : fs::directory_iterator(dir)) {
+    // NAME.tmp.PID, as AtomicFile names them, of a process that has ended: a user's own
+    // "notes.tmp.md" stays, and so does the output another heed command is writing there.
+    const std::string name = e.path().filename().string();
+    const size_t at = name.rfind(".tmp.");
+    if (!e.is_regular_file() || at == std::string::npos || at == 0) continue;
+    const std::string pid = name.substr(at + 5);
+    if (!all_digits(pid) || pid.size() > 9) continue;
+    if (::kill(static_cast<pid_t>(std::stol(pid)), 0) == 0 || errno != ESRCH) continue;
+    fs::remove(e.path());
+  }
 }
 
 }  // namespace heed

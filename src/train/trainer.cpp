@@ -214,6 +214,10 @@ ValidationResult Trainer::run_validator() {
 
 void Trainer::validate() {
   if (!validator_) return;
+  // A run's first model.safetensors (written by its first validation) comes after its first
+  // trainer state (this step's, the validation not done: a resumed run does it again), so that a
+  // directory with a model but no state is one whose state was removed: a new run refuses it.
+  if (dist::is_root() && !fs::exists(dir_.file("trainer_state.safetensors"))) save_checkpoint(/*snapshot=*/false);
   model_->set_training(false);
   const ValidationResult r = run_validator();
   const double metric = validation_metric(r);

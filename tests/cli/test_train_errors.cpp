@@ -2,6 +2,7 @@
 // crash. Resuming without a state, training over an existing run, a truncated trainer state or
 // model file, and a diverging run (non-finite loss) that stops after training.max_bad_steps, also
 // when the streak of skipped updates spans a resume.
+#include <unistd.h>
 #include <catch2/catch.hpp>
 
 #include "io/safetensors.hpp"
@@ -52,13 +53,31 @@ TEST_CASE("heed train: --resume without a trainer state, or a second run into a 
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::Contains("already holds a model (model.safetensors)"));
   CHECK(slurp(t.model + "/model.safetensors") == model_bytes);
-  // A run killed before its first checkpoint (its best model beside an empty checkpoints/) may
-  // start over.
+  // A run pruned to its model (its state and checkpoints removed), whose checkpoints/ holds only a
+  // file that is not a step checkpoint.
   fs::create_directory(t.model + "/checkpoints");
+  std::ofstream(t.model + "/checkpoints/mean.safetensors") << "kept";
+  r = run(kHeed + " --threads 1 train -c " + t.config + " -m " + t.model, t.dir / "pruned");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("already holds a model (model.safetensors)"));
+  CHECK(slurp(t.model + "/model.safetensors") == model_bytes);
+  // A run killed before its first trainer state (training writes it before the first validation
+  // writes the model) leaves no model: it may start over.
+  fs::remove(t.model + "/model.safetensors");
+  // Temporaries of ended processes (NAME.tmp.PID) go; a user's file and a live process's stay.
+  const std::string live = t.model + "/out.txt.tmp." + std::to_string(::getpid());
+  for (const std::string name : {"/model.safetensors.tmp.999999999", "/notes.tmp.md"})
+    std::ofstream(t.model + name) << "x";
+  std::ofstream(live) << "x";
   r = run(kHeed + " --threads 1 train -c " + t.config + " -m " + t.model, t.dir / "restart");
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CHECK(fs::exists(t.model + "/trainer_state.safetensors"));
+  CHECK(slurp(t.model + "/checkpoints/mean.safetensors") == "kept");  // neither pruned nor averaged
+  CHECK(fs::exists(t.model + "/checkpoints/step-00000005.safetensors"));
+  CHECK_FALSE(fs::exists(t.model + "/model.safetensors.tmp.999999999"));
+  CHECK(fs::exists(t.model + "/notes.tmp.md"));
+  CHECK(fs::exists(live));
 
   const std::string empty = t.dir / "empty";
   r = run(kHeed + " --threads 1 train --resume -c " + t.config + " -m " + empty, t.dir / "no-state");
