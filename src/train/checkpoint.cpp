@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <set>
 
 #include "io/safetensors.hpp"
 #include "tensor/precision.hpp"
@@ -93,13 +94,22 @@ bool load_parameters(const SafeTensorFile& file, const std::string& path, const 
     }
   }
   refresh_bf16_weight_copies();
+  // Names stored once each: a tensor under a tied parameter's other name would be ignored (the
+  // model reads the one it is tied to), so it is refused like any other extra tensor.
+  std::set<std::string> stored;
+  for (const auto& [name, var] : params.all()) stored.insert(name);
   for (const auto& [name, t] : file.tensors) {
     const size_t suffix = std::string(kInt8ScalesSuffix).size();
-    const bool scales_of_int8 = name.size() > suffix && name.compare(name.size() - suffix, suffix, kInt8ScalesSuffix) == 0 &&
-                                params.contains(name.substr(0, name.size() - suffix)) &&
-                                file.tensors.at(name.substr(0, name.size() - suffix)).dtype == "I8";
-    if (!params.contains(name) && !scales_of_int8)
-      throw Error(path + ": unexpected tensor " + name + " (not a parameter of this model)");
+    const std::string base = name.size() > suffix ? name.substr(0, name.size() - suffix) : "";
+    const bool scales_of_int8 = name.size() > suffix &&
+                                name.compare(name.size() - suffix, suffix, kInt8ScalesSuffix) == 0 &&
+                                stored.count(base) && file.tensors.at(base).dtype == "I8";
+    if (stored.count(name) || scales_of_int8) continue;
+    const auto tied = params.aliases().find(name);
+    if (tied != params.aliases().end())
+      throw Error(path + ": unexpected tensor " + name + " (this model ties it to " + tied->second +
+                  ", stored once under that name: was the model trained with other tying settings?)");
+    throw Error(path + ": unexpected tensor " + name + " (not a parameter of this model)");
   }
   return int8;
 }

@@ -184,6 +184,23 @@ TEST_CASE("save_parameters / load_parameters: round trip and clear mismatch erro
   ParameterSet fewer;
   fewer.add("layer.weight", Tensor::zeros({2, 3}));
   CHECK_THROWS_WITH(load_parameters(dir.file("p.safetensors"), fewer), Catch::Contains("unexpected tensor layer.bias"));
+  // A model that ties layer.bias to another parameter stores it once: a file holding it under the
+  // tied name too (trained untied) is refused, not read as the other one. So is a stray scales
+  // tensor of that name.
+  ParameterSet tied;
+  tied.add("layer.weight", Tensor::zeros({2, 3}));
+  tied.add("layer.other", Tensor::zeros({3}));
+  tied.alias("layer.bias", "layer.other");
+  SafeTensorFile untied = read_safetensors(dir.file("p.safetensors"));
+  untied.tensors["layer.other"] = untied.tensors.at("layer.bias");
+  write_safetensors(dir.file("untied.safetensors"), untied);
+  CHECK_THROWS_WITH(load_parameters(dir.file("untied.safetensors"), tied),
+                    Catch::Contains("unexpected tensor layer.bias (this model ties it to layer.other"));
+  untied.tensors.erase("layer.bias");
+  untied.tensors["layer.bias.int8_scales"] = untied.tensors.at("layer.other");
+  write_safetensors(dir.file("scales.safetensors"), untied);
+  CHECK_THROWS_WITH(load_parameters(dir.file("scales.safetensors"), tied),
+                    Catch::Contains("unexpected tensor layer.bias.int8_scales (not a parameter"));
 
   const std::string bytes = read_file(dir.file("p.safetensors"));
   write_file_atomic(dir.file("cut.safetensors"), bytes.substr(0, bytes.size() - 4));
