@@ -115,8 +115,6 @@ GraphTrainSummary train_graph_model(const Config& config) {
   const std::string state_path = model_dir.file("trainer_state.safetensors");
 
   auto task = make_graph_task(config);  // reads the graph before anything is written
-  fs::create_directories(dir);
-  save_config(config, (fs::path(dir) / "config.json").string());
   spdlog::info("{}: {}", task_name, task->describe());
   Gat model(config.model, task->inputs(), task->outputs(), config.seed);
   const ParameterSet& params = model.parameters();
@@ -142,6 +140,10 @@ GraphTrainSummary train_graph_model(const Config& config) {
     stopping.load_from(p, state_path);
     spdlog::info("resumed at epoch {}", epoch);
   }
+  // Written once the trainer state has loaded into this config's model: a resume that fails its
+  // checks (another graph's feature count) leaves the directory as it was.
+  fs::create_directories(dir);
+  save_config(config, (fs::path(dir) / "config.json").string());
   MetricsLog metrics((fs::path(dir) / "metrics.jsonl").string(), resume, "epoch", epoch);
   const auto session_start = Clock::now();
   auto elapsed = [&] { return elapsed_before + seconds_since(session_start); };

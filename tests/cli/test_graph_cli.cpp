@@ -123,6 +123,16 @@ TEST_CASE("heed train and predict on graphs: bad input is one error line, nothin
   CHECK(r.err == "heed: error: " + graph + "/features.txt:1: 2 feature columns but 1 values\n");
   CHECK(!std::filesystem::exists(dir / "labels.txt"));
 
+  // A resume on another graph (45 features, 3 classes) fails on the trainer state, changing nothing.
+  const std::string other = dir / "other-graph";
+  write_communities(other, 200, 3);
+  const std::string trained_config = slurp(dir / "model/config.json");
+  r = run(kHeed + " --threads 1 train --resume -m " + (dir / "model") + " --set data.graph=" + other,
+          dir / "other-graph-resume");
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::Contains("trainer_state.safetensors"));
+  CHECK(slurp(dir / "model/config.json") == trained_config);
+
   std::filesystem::create_directories(dir / "translation");
   write_text(std::filesystem::path(dir / "translation") / "config.json", R"({"task": "translation"})");
   r = run(kHeed + " predict -m " + (dir / "translation"), dir / "translation-model");
