@@ -25,7 +25,10 @@ void keep_records_up_to(const std::string& path, bool resume, const std::string&
   std::istringstream lines(read_file(path));
   for (std::string line; std::getline(lines, line);) {
     const auto record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (record.is_object() && record.value(position_key, int64_t{-1}) <= resume_at) kept += line + '\n';
+    if (!record.is_object()) continue;  // a line cut short by a kill
+    // A record without a numeric position (one a user added) is kept, as one from before the resume.
+    const auto position = record.find(position_key);
+    if (position == record.end() || !position->is_number() || position->get<double>() <= resume_at) kept += line + '\n';
   }
   write_file_atomic(path, kept);
 }
