@@ -1,6 +1,7 @@
 #include "decode/attention_svg.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -93,7 +94,7 @@ std::string attention_svg(const AttentionMap& map) {
     std::snprintf(buf, sizeof buf, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", x, y);
     doc += buf + svg::escape(map.target_labels[t]) + "</text>\n";
     for (int s = 0; s < columns; ++s) {
-      const float w = std::clamp(map.weights[t][s], 0.f, 1.f);
+      const float w = std::isfinite(map.weights[t][s]) ? std::clamp(map.weights[t][s], 0.f, 1.f) : 0.f;  // nan: blank
       std::snprintf(buf, sizeof buf,
                     "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#08306b\" fill-opacity=\"%.3f\" "
                     "stroke=\"#dddddd\" stroke-width=\"0.5\"><title>",

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
@@ -12,10 +13,11 @@
 namespace heed {
 namespace {
 
+// A number, or null: JSON has no NaN, and a non-finite loss is written as null (a point not drawn).
 bool number_field(const nlohmann::json& record, const char* key, double& out) {
   auto it = record.find(key);
-  if (it == record.end() || !it->is_number()) return false;
-  out = it->get<double>();
+  if (it == record.end() || !(it->is_number() || it->is_null())) return false;
+  out = it->is_null() ? std::numeric_limits<double>::quiet_NaN() : it->get<double>();
   return true;
 }
 
@@ -42,7 +44,9 @@ RunCurves read_run_curves(const std::string& metrics_path, const std::string& na
       throw Error(where + ": not a JSON record");
     }
     if (!record.is_object()) throw Error(where + ": not a JSON object");
-    const std::string type = record.value("type", "");
+    const auto type_field = record.find("type");
+    if (type_field == record.end() || !type_field->is_string()) continue;  // not a record of training
+    const std::string type = type_field->get<std::string>();
     if (type != "train" && type != "valid") continue;
     CurvePoint point;
     if (!number_field(record, "step", point.step) || !number_field(record, "elapsed", point.seconds) ||

@@ -59,8 +59,9 @@ std::string panel_svg(const ChartPanel& panel, int x0, int y0) {
   if (panel.y_from_zero) y_low = std::min(0.0, y_low);
   const std::vector<double> xs = axis_ticks(x_low, x_high, 5), ys = axis_ticks(y_low, y_high, 5);
   const double xa = xs.front(), xb = xs.back(), ya = ys.front(), yb = ys.back();
-  auto to_x = [&](double x) { return px + (x - xa) / (xb - xa) * plot_w; };
-  auto to_y = [&](double y) { return py + plot_h - (y - ya) / (yb - ya) * plot_h; };
+  // In halves, as axis_ticks: a difference of ±1e308 would overflow.
+  auto to_x = [&](double x) { return px + (x / 2 - xa / 2) / (xb / 2 - xa / 2) * plot_w; };
+  auto to_y = [&](double y) { return py + plot_h - (y / 2 - ya / 2) / (yb / 2 - ya / 2) * plot_h; };
   for (double t : xs) {
     std::snprintf(buf, sizeof buf,
                   "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eeeeee\"/>"
@@ -99,12 +100,15 @@ std::string panel_svg(const ChartPanel& panel, int x0, int y0) {
 }  // namespace
 
 std::vector<double> axis_ticks(double low, double high, int count) {
+  constexpr double kLargest = std::numeric_limits<double>::max();
+  count = std::max(1, count);
   if (!(high > low)) {  // one value: a unit range around it
     const double pad = std::max(1.0, std::abs(low) * 0.1);
-    low -= pad;
-    high += pad;
+    low = std::max(-kLargest, low - pad);
+    high = std::min(kLargest, high + pad);
   }
-  const double raw = (high - low) / std::max(1, count);
+  // In halves: the range of ±1e308 would overflow.
+  const double raw = (high / 2 - low / 2) / count * 2;
   const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
   double step = magnitude;
   for (double m : {1.0, 2.0, 5.0, 10.0})
@@ -114,9 +118,14 @@ std::vector<double> axis_ticks(double low, double high, int count) {
     }
   std::vector<double> ticks;
   const double first = std::floor(low / step) * step;
-  for (double t = first; ticks.empty() || ticks.back() < high - 1e-9 * step; t = first + step * ticks.size())
+  // Bounded: at 1e17 a step of 5 does not change a double, and ticks near ±1e308 overflow.
+  for (int i = 0; i <= 2 * count + 2; ++i) {
+    const double t = first + step * i;
+    if (!std::isfinite(t) || (!ticks.empty() && t <= ticks.back())) break;
     ticks.push_back(t);
-  return ticks;
+    if (t >= high - 1e-9 * step) return ticks;
+  }
+  return {low, high};  // numbers too close or too large for round steps: the range's ends
 }
 
 std::string line_charts_svg(const std::vector<ChartPanel>& panels, int columns, const std::vector<LegendEntry>& legend) {

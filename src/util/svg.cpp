@@ -3,11 +3,16 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "util/utf8.hpp"
+
 namespace heed::svg {
 
 std::string escape(const std::string& text) {
+  // Labels come from user text and model output: an invalid byte or a control character would
+  // make the document invalid XML, which browsers refuse to show at all. printable() turns them
+  // into visible \xNN.
   std::string out;
-  for (char c : text) {
+  for (char c : printable(text)) {
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;

@@ -1,8 +1,11 @@
 // Pieces → words, hard alignments from attention and the attention SVG, on hand-made attention.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "decode/alignment.hpp"
 #include "decode/attention_svg.hpp"
+#include "util/utf8.hpp"
 
 using namespace heed;
 
@@ -89,4 +92,22 @@ TEST_CASE("word attention sums over source pieces and averages over target piece
   CHECK(cells == 9);
   CHECK(svg.find("&lt;/s&gt;") != std::string::npos);  // labels are escaped
   CHECK(svg.find("fill-opacity=\"0.400\"") != std::string::npos);
+}
+
+TEST_CASE("the attention SVG stays valid XML: control characters and invalid bytes become \\xNN, nan a blank cell",
+          "[attention-svg]") {
+  AttentionMap map;
+  map.source_labels = {std::string("a\0b", 3), "c\x01", "</s>"};
+  map.target_labels = {"\xFF\xFEx", "</s>"};
+  map.weights = {{std::nanf(""), 0.5f, 0.5f}, {0.f, 0.f, 1.f}};
+  const std::string svg = attention_svg(map);
+  CHECK(svg.find("a\\x00b") != std::string::npos);
+  CHECK(svg.find("c\\x01") != std::string::npos);
+  CHECK(svg.find("\\xFF\\xFEx") != std::string::npos);
+  CHECK(find_invalid_utf8(svg) == std::string::npos);
+  size_t controls = 0;
+  for (char c : svg) controls += static_cast<unsigned char>(c) < 0x20 && c != '\n';
+  CHECK(controls == 0);
+  CHECK(svg.find("fill-opacity=\"nan\"") == std::string::npos);
+  CHECK(svg.find("fill-opacity=\"0.000\"") != std::string::npos);
 }

@@ -2,7 +2,9 @@
 // errors naming the line, and the picture puts each point where its axes say.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <fstream>
+#include <limits>
 
 #include "../temp_dir.hpp"
 #include "train/learning_curves.hpp"
@@ -32,6 +34,25 @@ TEST_CASE("axis ticks are steps of 1, 2 or 5 x 10^k that cover the range", "[cur
   CHECK(axis_ticks(3, 3, 5).size() >= 2);  // one value: a range around it
 }
 
+TEST_CASE("axis ticks of extreme ranges are finite, increasing and cover the range", "[curves]") {
+  constexpr double kLargest = std::numeric_limits<double>::max();
+  const std::vector<std::pair<double, double>> ranges = {{-1e308, 1e308},        {kLargest, kLargest},
+                                                         {-kLargest, -kLargest}, {1e17, 1e17 + 16},
+                                                         {0, kLargest},          {-5e-320, 5e-320}};
+  for (const auto& [low, high] : ranges) {
+    INFO(low << " .. " << high);
+    const std::vector<double> ticks = axis_ticks(low, high, 5);  // returns: 1e17 used to loop forever
+    REQUIRE(ticks.size() >= 2);
+    CHECK(ticks.size() <= 12);
+    CHECK(ticks.front() <= low);
+    CHECK(ticks.back() >= high);
+    for (size_t i = 0; i < ticks.size(); ++i) {
+      CHECK(std::isfinite(ticks[i]));
+      if (i > 0) CHECK(ticks[i] > ticks[i - 1]);
+    }
+  }
+}
+
 TEST_CASE("read_run_curves takes train and valid records, and names a damaged line", "[curves]") {
   const std::string good = write_metrics("good.jsonl",
                                          R"({"type":"train","step":50,"elapsed":10,"loss":7.5}
@@ -55,6 +76,17 @@ TEST_CASE("read_run_curves takes train and valid records, and names a damaged li
   const std::string missing = write_metrics("missing.jsonl", "{\"type\":\"valid\",\"step\":1,\"loss\":1}\n");
   CHECK_THROWS_WITH(read_run_curves(missing, "c"),
                     missing + ":1: a valid record needs numbers \"step\", \"elapsed\" and \"loss\"");
+  // JSON has no NaN: a non-finite loss is written as null, a point not drawn; a record whose type
+  // is not a string is no training record.
+  const std::string nulls = write_metrics("nulls.jsonl", R"({"type":"train","step":1,"elapsed":1,"loss":null}
+{"type":5,"step":"x"}
+{"type":"train","step":2,"elapsed":2,"loss":3}
+)");
+  const RunCurves with_nulls = read_run_curves(nulls, "e");
+  REQUIRE(with_nulls.train_loss.size() == 2);
+  CHECK(std::isnan(with_nulls.train_loss[0].value));
+  CHECK(with_nulls.train_loss[1].value == 3);
+  CHECK(learning_curves_svg({with_nulls}).find("nan") == std::string::npos);
   const std::string graph = write_metrics("graph.jsonl", "{\"type\":\"epoch\",\"epoch\":1,\"loss\":1}\n");
   CHECK_THROWS_AS(read_run_curves(graph, "d"), Error);
 }
@@ -74,6 +106,11 @@ TEST_CASE("learning curves put each point where the axes say, one colour per run
   CHECK(doc.find("wall time (minutes)") != std::string::npos);
   CHECK(doc.find("#0072B2") != std::string::npos);  // run-a's colour
   CHECK(doc.find("#D55E00") != std::string::npos);  // run-b's
+
+  const RunCurves extreme{"extreme", {{-1e308, 0, 1}, {1e308, 1, 1e308}}, {}, {}};  // a hand-edited log
+  const std::string extreme_doc = learning_curves_svg({extreme});
+  CHECK(extreme_doc.find("nan") == std::string::npos);
+  CHECK(extreme_doc.find("inf") == std::string::npos);
 }
 
 TEST_CASE("run_name is the directory's last component", "[curves]") {
