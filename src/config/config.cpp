@@ -86,6 +86,11 @@ void check_relations(const Config& c, const std::string& origin) {
   if (c.model.arch == Arch::transformer && t.max_positions <= c.data.max_length)
     fail("model.transformer.max_positions (" + std::to_string(t.max_positions) + ") must exceed data.max_length (" +
          std::to_string(c.data.max_length) + "): a source of max_length tokens and its </s>");
+  // A shift by N is a shift by 0 on N rows: wider shifts add nothing (and 2 · 2^30 + 1 overflows).
+  const auto& n = c.model.ntm;
+  if (c.model.arch == Arch::ntm && n.shift_width >= n.memory_rows)
+    fail("model.ntm.shift_width (" + std::to_string(n.shift_width) + ") must be less than model.ntm.memory_rows (" +
+         std::to_string(n.memory_rows) + "): shifts wrap around the memory");
   const auto& g = c.model.gru;
   if (g.tie_output && g.readout_dim != g.emb_dim)
     fail("model.gru.tie_output needs model.gru.readout_dim (" + std::to_string(g.readout_dim) +

@@ -300,6 +300,11 @@ TEST_CASE("rules across fields name every field involved") {
         "test.json: decoding.nbest 3 needs a beam at least as wide (decoding.beam is 2)");
   CHECK(error_for({{"training", {{"min_learning_rate", 0.01}}}}) ==
         "test.json: training.min_learning_rate must not exceed training.learning_rate");
+  CHECK(error_for({{"model", {{"arch", "ntm"}, {"ntm", {{"memory_rows", 8}, {"shift_width", 1073741824}}}}}}) ==
+        "test.json: model.ntm.shift_width (1073741824) must be less than model.ntm.memory_rows (8): shifts wrap "
+        "around the memory");
+  CHECK(heed::config_from_json({{"model", {{"arch", "ntm"}, {"ntm", {{"memory_rows", 8}, {"shift_width", 7}}}}}}, "t")
+            .model.ntm.shift_width == 7);
   CHECK(error_for({{"task", "node-classification"}}) ==
         "test.json: task node-classification needs model.arch = gat (got gru-bahdanau)");
   CHECK(error_for({{"model", {{"arch", "gat"}}}}) ==
