@@ -102,6 +102,7 @@ void read_features(const std::string& dir, GraphData& g) {
   g.nodes = static_cast<int64_t>(g.feature_offsets.size()) - 1;
   if (g.nodes == 0) throw Error(in.path() + ": no nodes (the file is empty)");
   if (g.nodes > INT32_MAX) throw Error(in.path() + ": more than 2^31 nodes");
+  if (g.features == 0) throw Error(in.path() + ": no node has a feature (every line is ' | ')");
 }
 
 void read_labels(const std::string& dir, GraphData& g) {

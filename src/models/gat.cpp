@@ -1,5 +1,6 @@
 #include "models/gat.hpp"
 
+#include <limits>
 #include <string>
 
 #include "tensor/ops.hpp"
@@ -57,13 +58,14 @@ Var Gat::forward(const NodeFeatures& x, const Csr& neighbours) {
 }
 
 int64_t gat_parameter_count(const ModelConfig& config, int64_t inputs, int64_t outputs) {
-  int64_t n = 0, in = inputs;
+  // In double, saturating: sizes read from a graph's files may multiply past 2^63.
+  double n = 0, in = static_cast<double>(inputs);
   for (int l = 0; l < config.gat.layers; ++l) {
     const auto [heads, features] = layer_shape(config.gat, l, outputs);
-    n += heads * (in * features + 3 * features + 2);
-    in = heads * features;
+    n += static_cast<double>(heads) * (in * static_cast<double>(features) + 3.0 * static_cast<double>(features) + 2);
+    in = static_cast<double>(heads) * static_cast<double>(features);
   }
-  return n;
+  return n >= 0x1p63 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(n);
 }
 
 }  // namespace heed

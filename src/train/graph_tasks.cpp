@@ -8,6 +8,7 @@
 #include "graph/link_split.hpp"
 #include "metrics/ranking.hpp"
 #include "tensor/ops.hpp"
+#include "train/memory_check.hpp"
 #include "util/error.hpp"
 
 namespace heed {
@@ -185,6 +186,15 @@ std::unique_ptr<GraphTask> make_graph_task(const Config& config) {
   options.labels_and_splits = nodes;
   options.normalize_features = config.data.normalize_features;
   GraphData graph = read_graph(config.data.graph, options);
+  // Before the inputs are made: their column index is as long as the features (a column of 2e9
+  // in a small graph's features.txt would take gigabytes before the model's weights did).
+  const int64_t outputs = nodes ? graph.classes : config.model.gat.embedding_dim;
+  const GatConfig& gat = config.model.gat;
+  check_trainable(static_cast<double>(gat_parameter_count(config.model, graph.features, outputs)),
+                  "the graph gives " + std::to_string(graph.features) + " input features and " +
+                      std::to_string(outputs) + " outputs (features.txt's largest column + 1, or meta.json), " +
+                      "model.gat " + std::to_string(gat.layers) + " layers of " + std::to_string(gat.heads) + " × " +
+                      std::to_string(gat.hidden));
   if (nodes) return std::make_unique<NodeClassification>(std::move(graph), config);
   return std::make_unique<LinkPrediction>(std::move(graph), config);
 }

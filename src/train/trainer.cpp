@@ -9,12 +9,13 @@
 #include <optional>
 
 #include "dist/process_group.hpp"
-#include "models/factory.hpp"
 #include "io/safetensors.hpp"
+#include "models/factory.hpp"
 #include "tensor/ops.hpp"
 #include "train/average.hpp"
 #include "train/checkpoint.hpp"
 #include "train/learning_curves.hpp"
+#include "train/memory_check.hpp"
 #include "train/schedule.hpp"
 #include "train/update.hpp"
 #include "util/atomic_file.hpp"
@@ -112,6 +113,14 @@ std::unique_ptr<Validator> make_validator(const Config& config, const Tokenizers
   return std::make_unique<Validator>(config, tokenizers);
 }
 
+std::unique_ptr<Seq2Seq> make_trainable_model(const Config& config, const Tokenizers& tokenizers) {
+  const int src_vocab = tokenizers.source().vocab_size(), tgt_vocab = tokenizers.target().vocab_size();
+  check_trainable(static_cast<double>(model_parameter_count(config.model, src_vocab, tgt_vocab)),
+                  "model." + std::string(name_of(config.model.arch)) + " with vocabularies of " +
+                      std::to_string(src_vocab) + " and " + std::to_string(tgt_vocab) + " tokens");
+  return make_model(config.model, src_vocab, tgt_vocab, config.seed);
+}
+
 }  // namespace
 
 Trainer::Trainer(const Config& config)
@@ -122,8 +131,7 @@ Trainer::Trainer(const Config& config)
       resume_(resuming(config_)),
       tokenizers_(shared_tokenizers(config_, dir_)),
       validator_(make_validator(config_, tokenizers_)),
-      model_(make_model(config_.model, tokenizers_.source().vocab_size(), tokenizers_.target().vocab_size(),
-                        config_.seed)),
+      model_(make_trainable_model(config_, tokenizers_)),
       adam_(model_->parameters(), tc_),
       sync_(model_->parameters(), tc_.reduce_bucket_mb, tc_.reduce_overlap),
       progress_(resume_ ? load_trainer_state(dir_.file("trainer_state.safetensors"), model_->parameters(), adam_)

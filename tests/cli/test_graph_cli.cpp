@@ -105,6 +105,24 @@ TEST_CASE("heed train and predict on graphs: bad input is one error line, nothin
   for (const auto& e : std::filesystem::directory_iterator(dir / "model"))  // the run lock only
     CHECK(e.path().filename() == "train.lock");
 
+  // Features from which no model can be made, or none that fits in memory, before anything is written.
+  write_communities(graph);
+  std::string features = slurp(graph + "/features.txt");
+  std::string no_features;
+  for (size_t n = 0; n < 200; ++n) no_features += " | \n";
+  write_text(std::filesystem::path(graph) / "features.txt", no_features);
+  r = run(kHeed + " --threads 1 train -c " + config + " -m " + (dir / "model"), dir / "no-features");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err == "heed: error: " + graph + "/features.txt: no node has a feature (every line is ' | ')\n");
+  write_text(std::filesystem::path(graph) / "features.txt",
+             "2000000000 | 1\n" + features.substr(features.find('\n') + 1));
+  r = run(kHeed + " --threads 1 train -c " + config + " -m " + (dir / "model"), dir / "huge-features");
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::StartsWith("heed: error: the model would have 6.4e+10 parameters, 954 GiB to train"));
+  CHECK_THAT(r.err, Catch::Contains("the graph gives 2000000001 input features and 2 outputs"));
+  for (const auto& e : std::filesystem::directory_iterator(dir / "model"))  // the run lock only
+    CHECK(e.path().filename() == "train.lock");
+
   write_communities(graph);
   r = run(kHeed + " --threads 1 train -c " + config + " -m " + (dir / "model") + " --set model.arch=transformer",
           dir / "arch");
