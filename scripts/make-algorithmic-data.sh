@@ -102,19 +102,28 @@ function write_split(name, pairs, lo, hi,    i) {
   }
   close(out "/" name ".src"); close(out "/" name ".tgt")
 }
+function fail(message) { print "make-algorithmic-data.sh: " message > "/dev/stderr"; exit 2 }
 BEGIN {
+  # Every range is checked before a file is written.
+  longest = max
+  n = split(tests, range, " ")
+  for (r = 1; r <= n; r++) {
+    if (split(range[r], ends, "-") == 1) ends[2] = ends[1]
+    if (ends[1] !~ /^[0-9]+$/ || ends[2] !~ /^[0-9]+$/ || ends[1] + 0 < 1 || ends[1] + 0 > ends[2] + 0 ||
+        (task == "recall" && ends[1] + 0 < 2))
+      fail("bad test range " range[r])
+    low[r] = ends[1] + 0; high[r] = ends[2] + 0
+    if (high[r] > longest) longest = high[r]
+  }
+  # Recall draws distinct items of 3 symbols: with too few of them the draw would never end.
+  if (task == "recall" && longest > vocab * vocab * vocab)
+    fail("recall of " longest " distinct items needs --vocab of at least " int(longest ^ (1 / 3) + 0.999999) \
+         " (" vocab "^3 = " vocab * vocab * vocab " items)")
   state = (seed % 2147483646) + 1
   for (i = 0; i < 10; i++) next_uniform()
   write_split("train", train, min, max)
   write_split("dev", dev, min, max)
-  n = split(tests, range, " ")
-  for (r = 1; r <= n; r++) {
-    if (split(range[r], ends, "-") == 1) ends[2] = ends[1]
-    if (ends[1] !~ /^[0-9]+$/ || ends[2] !~ /^[0-9]+$/ || ends[1] < 1 || ends[1] > ends[2] || (task == "recall" && ends[1] < 2)) {
-      print "make-algorithmic-data.sh: bad test range " range[r] > "/dev/stderr"; exit 2
-    }
-    write_split("test-" range[r], test_count, ends[1] + 0, ends[2] + 0)
-  }
+  for (r = 1; r <= n; r++) write_split("test-" range[r], test_count, low[r], high[r])
 }'
 
 # generated data: keep it out of git
