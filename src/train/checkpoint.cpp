@@ -121,9 +121,20 @@ ModelBundle load_model_dir(const std::string& dir, const std::string& weights) {
                 " is not a model directory but a file (give the directory that holds config.json, "
                 "tokenizer.json and model.safetensors)");
   ModelBundle bundle{load_model_config(dir), Tokenizers::load(dir + "/tokenizer.json"), nullptr};
+  // Each parameter takes at least a byte of the weights file (int8): a config.json describing a
+  // larger model was edited or belongs to another, and building it could take all the memory.
+  const std::string weights_path = dir + "/" + weights;
+  const int64_t parameters = model_parameter_count(bundle.config.model, bundle.tokenizers.source().vocab_size(),
+                                                   bundle.tokenizers.target().vocab_size());
+  std::error_code size_error;
+  const auto weights_bytes = std::filesystem::file_size(weights_path, size_error);
+  if (!size_error && static_cast<uintmax_t>(parameters) > weights_bytes)
+    throw Error(dir + "/config.json: describes a model of " + std::to_string(parameters) + " parameters, more than " +
+                weights + " (" + std::to_string(weights_bytes) +
+                " bytes) can hold: was config.json edited, or does the file belong to another model?");
   bundle.model = make_model(bundle.config.model, bundle.tokenizers.source().vocab_size(),
                             bundle.tokenizers.target().vocab_size(), bundle.config.seed);
-  bundle.int8 = load_parameters(dir + "/" + weights, bundle.model->parameters());
+  bundle.int8 = load_parameters(weights_path, bundle.model->parameters());
   return bundle;
 }
 

@@ -41,6 +41,14 @@ NodePredictions predict_nodes(const std::string& model_dir, const std::string& g
   if (!std::filesystem::exists(weights)) throw Error(model_dir + " has no model.safetensors (training not finished?)");
   const SafeTensorFile file = read_safetensors(weights);
   const int64_t inputs = size_from(file, weights, "inputs"), outputs = size_from(file, weights, "outputs");
+  // Checked before the model is built: an edited "inputs" of 2e9 would take all the memory first.
+  int64_t stored = 0;
+  for (const auto& [name, tensor] : file.tensors) stored += tensor.element_count();
+  const int64_t described = gat_parameter_count(config.model, inputs, outputs);
+  if (described != stored)
+    throw Error(weights + ": its metadata (inputs " + std::to_string(inputs) + ", outputs " + std::to_string(outputs) +
+                ") and config.json describe a model of " + std::to_string(described) + " parameters, the file holds " +
+                std::to_string(stored) + " values");
 
   GraphReadOptions options;
   options.labels_and_splits = false;

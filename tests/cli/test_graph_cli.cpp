@@ -141,6 +141,19 @@ TEST_CASE("heed train and predict on graphs: bad input is one error line, nothin
   CHECK(r.err == "heed: error: " + graph + "/features.txt:1: 2 feature columns but 1 values\n");
   CHECK(!std::filesystem::exists(dir / "labels.txt"));
 
+  // A model file whose metadata was edited to a huge input size is refused before the model is built.
+  std::filesystem::create_directories(dir / "edited");
+  std::filesystem::copy_file(dir / "model/config.json", dir / "edited/config.json");
+  heed::SafeTensorFile weights = heed::read_safetensors(dir / "model/model.safetensors");
+  weights.metadata["inputs"] = "2000000000";
+  heed::write_safetensors(dir / "edited/model.safetensors", weights);
+  r = run(kHeed + " --threads 1 predict -m " + (dir / "edited") + " -o " + (dir / "labels.txt"), dir / "edited-inputs");
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::Equals("heed: error: " + (dir / "edited/model.safetensors") +
+                                  ": its metadata (inputs 2000000000, outputs 2) and config.json describe a model "
+                                  "of 64000000176 parameters, the file holds 1136 values\n"));
+  CHECK(!std::filesystem::exists(dir / "labels.txt"));
+
   // A resume on another graph (45 features, 3 classes) fails on the trainer state, changing nothing.
   const std::string other = dir / "other-graph";
   write_communities(other, 200, 3);

@@ -291,3 +291,19 @@ TEST_CASE("translate: one line's cost is bounded, whatever data.max_length says"
   CHECK_THAT(r.err, Catch::Contains(input + ":1: ") &&
                         Catch::Contains(", only the first 4096 are translated (heed's limit for one line)"));
 }
+
+TEST_CASE("translate: a config.json describing a model larger than its weights file is refused before it is built",
+          "[cli][translate]") {
+  const std::string dir = kDir + "/edited-model";
+  fs::remove_all(dir);
+  fs::copy(model_dir(), dir);
+  heed::Config config = heed::load_model_config(dir);
+  config.model.gru.enc_hidden = 100000;  // 6e10 parameters, 240 GB of fp32
+  heed::save_config(config, dir + "/config.json");
+  const Result r = run(kHeed + " translate -m " + dir + " -i " + kInput);
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::StartsWith("heed: error: " + dir + "/config.json: describes a model of "));
+  CHECK_THAT(r.err, Catch::EndsWith(" bytes) can hold: was config.json edited, or does the file belong to another "
+                                    "model?\n"));
+  CHECK(r.out.empty());
+}
