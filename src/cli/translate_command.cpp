@@ -8,11 +8,9 @@
 
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "cli/config_flags.hpp"
@@ -26,6 +24,7 @@
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
+#include "util/staged_files.hpp"
 #include "util/text_lines.hpp"
 
 namespace heed::cli {
@@ -105,11 +104,8 @@ void run_translate(const TranslateArgs& args) {
   const bool nbest_lines = decoding.nbest > 1 || args.decoding_flags->given("decoding.nbest");
   // Attention rows are kept only for the outputs that show them (they cost S floats a step).
   const bool keep_attention = args.alignment || !args.attention_map.empty();
-  if (!args.attention_map.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(args.attention_map, ec);
-    if (ec) throw Error("cannot create --attention-map directory " + args.attention_map + ": " + ec.message());
-  }
+  std::optional<StagedFiles> attention_maps;  // in place once every line is translated
+  if (!args.attention_map.empty()) attention_maps.emplace(args.attention_map);
   if (args.alignment && model.memory_rows())
     spdlog::warn("--alignment: the {} model reads memory rows, not source words: no alignments", model.arch());
   spdlog::info("translate: {}, {}, max length {} * source + {}", models.description(), search_description(decoding),
@@ -194,8 +190,8 @@ void run_translate(const TranslateArgs& args) {
       }
       if (!args.attention_map.empty() && has_attention && !r.source_tokens.empty()) {
         const Translation& best = r.nbest.front();
-        write_file_atomic(
-            args.attention_map + "/" + std::to_string(line_no) + ".svg",
+        attention_maps->write(
+            std::to_string(line_no) + ".svg",
             attention_svg(model.memory_rows()
                               ? memory_attention(target_tok, best.tokens, best.attention, model.memory_rows())
                               : word_attention(source_tok, r.source_tokens, target_tok, best.tokens, best.attention)));
@@ -207,6 +203,7 @@ void run_translate(const TranslateArgs& args) {
     throw Error("--prefix " + prefix_reader->name() + ": has more lines than " + reader.name() + " (" +
                 std::to_string(reader.line_number()) + "; one prefix per input line)");
   output.finish();
+  if (attention_maps) attention_maps->commit();
   if (truncated > 0)
     spdlog::warn("{}: {} line(s) longer than {} tokens were truncated", reader.name(), truncated, input_limit);
   spdlog::info("translate: {} lines, {} sentences, {} output tokens in {:.2f} s: {:.1f} sentences/s, {:.0f} tokens/s",

@@ -307,3 +307,33 @@ TEST_CASE("translate: a config.json describing a model larger than its weights f
                                     "model?\n"));
   CHECK(r.out.empty());
 }
+
+TEST_CASE("translate --attention-map: a run that fails leaves the directory as it was", "[cli][translate]") {
+  // A first chunk of 4000 lines is translated (and its pictures drawn) before line 4001 fails.
+  std::string text;
+  for (int i = 0; i < 4000; ++i) text += "x\n";
+  const std::string input = kDir + "/bad-at-4001.txt";
+  heed::write_file_atomic(input, text + "\xFF\n");
+  const std::string fresh = kDir + "/fresh-maps";
+  fs::remove_all(fresh);
+  Result r = run(translate("--beam 1 --attention-map " + fresh + " -i " + input + " -o " + kDir + "/maps-out.txt"));
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.empty());
+  CHECK_FALSE(fs::exists(fresh));  // made by the run, removed with it
+
+  const std::string kept = kDir + "/kept-maps";
+  fs::remove_all(kept);
+  fs::create_directories(kept);
+  heed::write_file_atomic(kept + "/1.svg", "an earlier picture");
+  heed::write_file_atomic(kept + "/notes.txt", "mine");
+  r = run(translate("--beam 1 --attention-map " + kept + " -i " + input + " -o " + kDir + "/maps-out.txt"));
+  CHECK(r.exit_code == 1);
+  CHECK(heed::read_file(kept + "/1.svg") == "an earlier picture");
+  CHECK(std::distance(fs::directory_iterator(kept), fs::directory_iterator()) == 2);  // no staging left behind
+
+  heed::write_file_atomic(input, text);
+  r = run(translate("--beam 1 --attention-map " + kept + " -i " + input + " -o " + kDir + "/maps-out.txt"));
+  CHECK(r.exit_code == 0);
+  CHECK(heed::read_file(kept + "/1.svg").rfind("<svg", 0) == 0);
+  CHECK(std::distance(fs::directory_iterator(kept), fs::directory_iterator()) == 4001);
+}
