@@ -211,3 +211,44 @@ TEST_CASE("heed bleu --sentence uses effective order for BLEU, as sacreBLEU's se
   CHECK(r.out == "BLEU|nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp|version:heed-" HEED_VERSION
                  " = 100.0 100.0/100.0/0.0/0.0 (BP = 1.000 ratio = 1.000 hyp_len = 2 ref_len = 2)\n");
 }
+
+TEST_CASE("heed bleu: an empty reference line is a reference of length 0, as in sacreBLEU 2.6") {
+  // sacreBLEU 2.6 drops only None references (which its command line never makes): an empty line
+  // stays a reference with no n-grams and length 0, nrefs stays the number of files, and a line
+  // whose references are all empty is scored (2.0.0 dropped empty references and refused such a
+  // line; mjpost/sacrebleu#161 undid that). Hand-derived from its BLEU, CHRF and TER classes:
+  //   line 1 "the cat sat on the mat": ref1 equal, ref2 empty; line 2 "a b c d": ref1 empty,
+  //   ref2 "a b c d e f g h" (lengths 0 and 8 are both 4 away: the tie goes to the shorter, 0);
+  //   line 3 "hello world": both empty.
+  // BLEU: counts 6+4+0 / 5+3+0 / 4+2 / 3+1 of totals 12/9/6/4, hyp_len 12, ref_len 6+0+0 (BP 1):
+  //   (10/12 · 8/9)^(1/4) = 92.7719. Line 2 alone (effective order, ref_len 0): 100; dropping the
+  //   empty reference would make it exp(1 - 8/4) = 36.8.
+  // chrF: each line takes the stats of its best reference; an empty one gives [0, 0, 0] per order
+  //   (no hypothesis n-grams counted without reference n-grams), so line 3 adds nothing. Per order
+  //   n = 1..6 every hypothesis n-gram matches, recall (17+4, 16+3, 15+2, 14+1, 13, 12) / (17+8,
+  //   16+7, 15+6, 14+5, 13+4, 12+3): 5R/(4+R) with R their mean = 83.7639; line 2 alone 41.8598.
+  // TER: best edits 0, 4, 2 over average reference lengths (6+0)/2, (0+8)/2, 0: 6/7 = 85.7143;
+  //   line 2 alone 4/4 = 100 (dropping the empty reference would make it 4/8 = 50).
+  BadInputFiles files;
+  files.write("hyp3.txt", "the cat sat on the mat\na b c d\nhello world\n");
+  files.write("ref3a.txt", "the cat sat on the mat\n\n\n");
+  files.write("ref3b.txt", "\na b c d e f g h\n\n");
+  const std::string v = "|version:heed-" HEED_VERSION;
+  const std::string bleu = "BLEU|nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp" + v;
+  const std::string bleu_eff = "BLEU|nrefs:2|case:mixed|eff:yes|tok:13a|smooth:exp" + v;
+  const std::string chrf = "chrF2|nrefs:2|case:mixed|eff:yes|nc:6|nw:0|space:no" + v;
+  const std::string ter = "TER|nrefs:2|case:lc|tok:tercom|norm:no|punct:yes|asian:no" + v;
+  RunResult r = files.bleu("ref3a.txt ref3b.txt -i hyp3.txt -m bleu chrf ter -w 4");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == bleu + " = 92.7719 83.3/88.9/100.0/100.0 (BP = 1.000 ratio = 2.000 hyp_len = 12 ref_len = 6)\n" +
+                     chrf + " = 83.7639\n" + ter + " = 85.7143\n");
+
+  r = files.bleu("ref3a.txt ref3b.txt -i hyp3.txt -m bleu chrf ter -w 4 --sentence");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == bleu_eff + " = 100.0000 100.0/100.0/100.0/100.0 (BP = 1.000 ratio = 1.000 hyp_len = 6 ref_len = 6)\n" +
+                     chrf + " = 100.0000\n" + ter + " = 0.0000\n" + bleu_eff +
+                     " = 100.0000 100.0/100.0/100.0/100.0 (BP = 1.000 ratio = 0.000 hyp_len = 4 ref_len = 0)\n" + chrf +
+                     " = 41.8598\n" + ter + " = 100.0000\n" + bleu_eff +
+                     " = 0.0000 0.0/0.0/0.0/0.0 (BP = 1.000 ratio = 0.000 hyp_len = 2 ref_len = 0)\n" + chrf +
+                     " = 0.0000\n" + ter + " = 100.0000\n");
+}
