@@ -10,6 +10,10 @@
 
 namespace heed {
 
+namespace {
+constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+}  // namespace
+
 LineReader::LineReader(const std::string& path) {
   if (path.empty() || path == "-") {
     file_ = stdin;
@@ -33,9 +37,18 @@ bool LineReader::next(std::string& line) {
     if (std::ferror(file_)) throw Error("cannot read " + name_ + ": " + std::strerror(errno));
     return false;
   }
+  auto length = static_cast<size_t>(n);
+  const bool newline = length > 0 && buf_[length - 1] == '\n';
+  if (newline) --length;
+  // A UTF-8 byte order mark (Windows editors write one) marks the file, it is not text of its
+  // first line; elsewhere U+FEFF is a character like any other.
+  size_t start = 0;
+  if (line_no_ == 0 && std::string_view(buf_, length).starts_with(kUtf8Bom)) {
+    start = kUtf8Bom.size();
+    if (length == start && !newline) return false;  // nothing but the mark: a file without lines
+  }
   ++line_no_;
-  if (n > 0 && buf_[n - 1] == '\n') --n;
-  line.assign(buf_, static_cast<size_t>(n));
+  line.assign(buf_ + start, length - start);
   return true;
 }
 

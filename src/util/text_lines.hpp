@@ -15,7 +15,8 @@ class LineReader {
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
 
-  // Next line without its '\n' (a '\r' before it is kept). False at end of input.
+  // Next line without its '\n' (a '\r' before it is kept). False at end of input. A UTF-8 byte
+  // order mark (EF BB BF) at the very start of the input is dropped; one anywhere else is kept.
   bool next(std::string& line);
   // Like next(), but throws heed::Error "FILE:LINE: invalid UTF-8 ..." for an invalid line.
   bool next_utf8(std::string& line);
