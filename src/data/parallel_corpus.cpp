@@ -23,15 +23,15 @@ void check_file_lists(const std::vector<std::string>& source_files, const std::v
 
 void check_line_counts(const std::vector<std::string>& source_files, const std::vector<std::string>& target_files) {
   for (size_t k = 0; k < source_files.size(); ++k) {
-    const size_t source_lines = count_lines(source_files[k]);
-    const size_t target_lines = count_lines(target_files[k]);
+    const size_t source_lines = count_text_lines(source_files[k]);
+    const size_t target_lines = count_text_lines(target_files[k]);
     if (source_lines != target_lines)
       throw Error("parallel files differ in length: " + source_files[k] + " has " + std::to_string(source_lines) +
                   " lines, " + target_files[k] + " has " + std::to_string(target_lines));
   }
 }
 
-// Lines are read (and UTF-8 checked) in order, encoded in parallel a chunk at a time, then
+// Lines are read (and checked: UTF-8, no NUL) in order, encoded in parallel a chunk at a time, then
 // filtered in order: the result does not depend on the thread count.
 void encode_files(const std::string& source_file, const std::string& target_file, const Tokenizers& tok,
                   const CorpusFilter& filter, LoadedCorpus& out) {
@@ -47,9 +47,9 @@ void encode_files(const std::string& source_file, const std::string& target_file
     sources.clear();
     targets.clear();
     std::string s, t;
-    while (sources.size() < kChunk && more_wanted() && source_reader.next_utf8(s)) {
+    while (sources.size() < kChunk && more_wanted() && source_reader.next_text(s)) {
       ++lines;
-      if (!target_reader.next_utf8(t))
+      if (!target_reader.next_text(t))
         throw Error(target_file + " ended before " + source_file + " (it changed while being read?)");
       sources.emplace_back(trim_space(s));
       targets.emplace_back(trim_space(t));

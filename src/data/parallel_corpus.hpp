@@ -54,10 +54,10 @@ struct LoadedCorpus {
 // whitespace at both ends of every line, encodes the source side with tokenizers.source() and the
 // target side with tokenizers.target(), and keeps the pairs the filter allows. Checks, before
 // any tokenizing, that the lists have the same length and every pair of files the same number
-// of lines (error naming both files and both counts); invalid UTF-8 is an error naming file:line.
-// Skip counts are logged. With a non-empty cache_dir the encoded corpus is stored there and
-// reused while the files (path, size, modification time), the tokenizers and the filter are
-// unchanged (see corpus_cache.hpp).
+// of lines (error naming both files and both counts); invalid UTF-8 or a NUL byte (a UTF-16
+// file) is an error naming file:line. Skip counts are logged. With a non-empty cache_dir the
+// encoded corpus is stored there and reused while the files (path, size, modification time), the
+// tokenizers and the filter are unchanged (see corpus_cache.hpp).
 LoadedCorpus load_parallel_corpus(const std::vector<std::string>& source_files,
                                   const std::vector<std::string>& target_files, const Tokenizers& tokenizers,
                                   const CorpusFilter& filter, const std::string& cache_dir);

@@ -52,8 +52,9 @@ class Tokenizer {
   static constexpr const char* kFormat = "heed-bpe";
   static constexpr int kVersion = 1;
 
-  // Learn BPE from text lines (each line a sentence) of UTF-8 files; invalid UTF-8 is an error
-  // naming file and line. Deterministic: the same input gives the same model for any thread count.
+  // Learn BPE from text lines (each line a sentence) of UTF-8 files; invalid UTF-8 or a NUL byte
+  // is an error naming file and line. Deterministic: the same input gives the same model for any
+  // thread count.
   static Tokenizer train(const std::vector<std::string>& files, const TokenizerOptions& opts);
   // Learn from word counts directly (what train() does after counting): words are chunks of a
   // line as described above, each starting with a space, e.g. " the".

@@ -44,7 +44,7 @@ WordCounts count_words(const std::vector<std::string>& files) {
     std::string line;
     for (;;) {
       lines.clear();
-      while (lines.size() < kBatchLines && reader.next_utf8(line)) lines.push_back(line);
+      while (lines.size() < kBatchLines && reader.next_text(line)) lines.push_back(line);
       if (lines.empty()) break;
       throw_if_interrupted();
       total_lines += lines.size();

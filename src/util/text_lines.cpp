@@ -11,7 +11,16 @@
 namespace heed {
 
 namespace {
+
 constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+
+void throw_if_nul(const LineReader& reader, const std::string& line) {
+  const size_t nul = line.find('\0');
+  if (nul != std::string::npos)
+    throw Error(reader.name() + ":" + std::to_string(reader.line_number()) + ": a NUL byte at byte " +
+                std::to_string(nul + 1) + " (is the file UTF-16? heed reads UTF-8)");
+}
+
 }  // namespace
 
 LineReader::LineReader(const std::string& path) {
@@ -52,12 +61,19 @@ bool LineReader::next(std::string& line) {
   return true;
 }
 
-bool LineReader::next_utf8(std::string& line) {
-  if (!next(line)) return false;
-  size_t bad = find_invalid_utf8(line);
+bool LineReader::next_utf8(std::string& line) { return next(line) && check_utf8(line); }
+
+bool LineReader::check_utf8(const std::string& line) const {
+  const size_t bad = find_invalid_utf8(line);
   if (bad != std::string::npos)
     throw Error(name_ + ":" + std::to_string(line_no_) + ": invalid UTF-8 at byte " + std::to_string(bad + 1));
   return true;
+}
+
+bool LineReader::next_text(std::string& line) {
+  if (!next(line)) return false;
+  throw_if_nul(*this, line);  // first: a UTF-16 file's mark (FF FE) is invalid UTF-8, its NULs say more
+  return check_utf8(line);
 }
 
 std::vector<std::string> read_lines_utf8(const std::string& path) {
@@ -73,6 +89,14 @@ size_t count_lines(const std::string& path) {
   std::string line;
   size_t n = 0;
   while (reader.next(line)) ++n;
+  return n;
+}
+
+size_t count_text_lines(const std::string& path) {
+  LineReader reader(path);
+  std::string line;
+  size_t n = 0;
+  for (; reader.next(line); ++n) throw_if_nul(reader, line);
   return n;
 }
 

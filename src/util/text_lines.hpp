@@ -20,10 +20,16 @@ class LineReader {
   bool next(std::string& line);
   // Like next(), but throws heed::Error "FILE:LINE: invalid UTF-8 ..." for an invalid line.
   bool next_utf8(std::string& line);
+  // Like next_utf8(), and a NUL byte is an error too ("FILE:LINE: a NUL byte ..."): for the text
+  // models learn from, where a NUL means a UTF-16 file far more often than a character. (Text to
+  // translate keeps it: the tokenizer writes it as a byte token.)
+  bool next_text(std::string& line);
   size_t line_number() const { return line_no_; }
   const std::string& name() const { return name_; }
 
  private:
+  bool check_utf8(const std::string& line) const;  // true, or throws naming the line
+
   std::FILE* file_ = nullptr;
   bool owned_ = false;
   std::string name_;
@@ -36,6 +42,10 @@ class LineReader {
 std::vector<std::string> read_lines_utf8(const std::string& path);
 // Number of lines (a final line without '\n' counts).
 size_t count_lines(const std::string& path);
+// The same, with next_text()'s NUL check (and only that), for comparing the line counts of a file
+// pair before anything else is read: a UTF-16 file counts one line more (a NUL follows its last
+// '\n'), and its NULs say why.
+size_t count_text_lines(const std::string& path);
 
 // What the models read of a line: the line without the white space at its ends (the '\r' of a
 // CRLF file included). Training pairs, the tokenizer's training text, and the text translated,

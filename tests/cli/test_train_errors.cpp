@@ -167,3 +167,20 @@ TEST_CASE("heed train: a model directory whose name is not UTF-8 is refused befo
   CHECK_THAT(r.err, Catch::Contains("the model directory's name is not UTF-8"));
   CHECK(!fs::exists(model));
 }
+
+TEST_CASE("heed train: a UTF-16 training file is refused naming it, exit 1, nothing written") {
+  TempDir dir("train-utf16");
+  write_reverse_corpus(dir.path.string(), "train", 60, 15);
+  // The target side saved as UTF-16LE with its mark, as Windows tools write "Unicode" text.
+  const std::string utf8 = slurp(dir / "train.tgt");
+  std::string utf16 = "\xFF\xFE";
+  for (char c : utf8) utf16 += std::string{c, '\0'};
+  std::ofstream(dir / "train.tgt", std::ios::binary | std::ios::trunc) << utf16;
+  const std::string config = write_tiny_config(dir.path.string(), {{"max_steps", 2}});
+  const std::string model = dir / "model";
+  Result r = run(kHeed + " --threads 1 train -c " + config + " -m " + model, dir / "log");
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::EndsWith("heed: error: " + (dir / "train.tgt") +
+                                    ":1: a NUL byte at byte 4 (is the file UTF-16? heed reads UTF-8)\n"));
+  for (const auto& e : fs::directory_iterator(model)) CHECK(e.path().filename() == "train.lock");
+}

@@ -10,6 +10,7 @@
 #include "util/error.hpp"
 
 using namespace heed;
+using namespace std::string_literals;
 namespace fs = std::filesystem;
 
 namespace {
@@ -84,6 +85,20 @@ TEST_CASE("invalid UTF-8 is an error naming file and line") {
   const auto tok = Tokenizers::joint(word_tokenizer());
   CHECK_THAT(error_of([&] { load_parallel_corpus({src}, {tgt}, tok, {}, ""); }),
              Catch::Contains(tgt + ":2") && Catch::Contains("UTF-8"));
+}
+
+TEST_CASE("a NUL byte is an error naming file and line, also before the line counts are compared") {
+  TempDir dir;
+  const auto tok = Tokenizers::joint(word_tokenizer());
+  const auto src = dir.file("a.en", "one\ntwo\n");
+  const auto tgt = dir.file("a.de", "eins\nzw\0ei\n"s);
+  CHECK(error_of([&] { load_parallel_corpus({src}, {tgt}, tok, {}, ""); }) ==
+        tgt + ":2: a NUL byte at byte 3 (is the file UTF-16? heed reads UTF-8)");
+  // The same text in UTF-16LE counts one line more (the NUL after the last '\n'): its NULs are
+  // named, not a length mismatch.
+  const auto utf16 = dir.file("b.de", "e\0i\0n\0s\0\n\0z\0w\0e\0i\0\n\0"s);
+  CHECK(error_of([&] { load_parallel_corpus({src}, {utf16}, tok, {}, ""); }) ==
+        utf16 + ":1: a NUL byte at byte 2 (is the file UTF-16? heed reads UTF-8)");
 }
 
 TEST_CASE("empty, too long and badly proportioned pairs are skipped and counted") {

@@ -17,6 +17,7 @@
 #include "util/utf8.hpp"
 
 using heed::Tokenizer;
+using namespace std::string_literals;
 
 namespace {
 
@@ -147,6 +148,14 @@ TEST_CASE("invalid UTF-8 in training text names file and line", "[tokenizer]") {
   const std::string path = "tokenizer_training_invalid.txt";
   heed::write_file_atomic(path, "fine\nalso fine\nbad \xC3\x28 here\n");
   CHECK_THROWS_WITH(Tokenizer::train({path}, {}), Catch::Contains(path + ":3") && Catch::Contains("UTF-8"));
+  std::remove(path.c_str());
+}
+
+TEST_CASE("a NUL byte in training text (a UTF-16 file) names file and line", "[tokenizer]") {
+  const std::string path = "tokenizer_training_nul.txt";
+  heed::write_file_atomic(path, "fine\nalso fine\nh\0i\0\n"s);
+  CHECK_THROWS_WITH(Tokenizer::train({path}, {}),
+                    path + ":3: a NUL byte at byte 2 (is the file UTF-16? heed reads UTF-8)");
   std::remove(path.c_str());
 }
 

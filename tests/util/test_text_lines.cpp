@@ -1,4 +1,5 @@
-// The one line reader: a UTF-8 byte order mark at the start of a file is not text.
+// The one line reader: a UTF-8 byte order mark at the start of a file is not text; the text models
+// learn from refuses a NUL byte (a UTF-16 file), the text to translate keeps it.
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -10,6 +11,7 @@
 #include "util/text_lines.hpp"
 
 using namespace heed;
+using namespace std::string_literals;
 
 namespace {
 
@@ -55,4 +57,25 @@ TEST_CASE("U+FEFF anywhere but the start of a file is kept", "[text_lines]") {
   const std::string path = write(dir, "inner.txt", "a" + kBom + "b\n" + kBom + "c\n");
   CHECK(lines_of(path) == std::vector<std::string>{"a" + kBom + "b", kBom + "c"});
   CHECK(lines_of(write(dir, "twice.txt", kBom + kBom + "d\n")) == std::vector<std::string>{kBom + "d"});
+}
+
+TEST_CASE("next_text refuses a NUL byte (a UTF-16 file); next_utf8 keeps it", "[text_lines]") {
+  test::TempDir dir("text-lines-nul");
+  const std::string nul = write(dir, "nul.txt", "fine\nbad\0byte\n"s);
+  LineReader text(nul);
+  std::string line;
+  CHECK(text.next_text(line));
+  CHECK_THROWS_WITH(text.next_text(line), nul + ":2: a NUL byte at byte 4 (is the file UTF-16? heed reads UTF-8)");
+  LineReader utf8(nul);  // what translate reads with: the NUL stays (the tokenizer's byte token)
+  CHECK(utf8.next_utf8(line));
+  CHECK(utf8.next_utf8(line));
+  CHECK(line == "bad\0byte"s);
+  CHECK(count_lines(nul) == 2);
+  CHECK_THROWS_WITH(count_text_lines(nul), nul + ":2: a NUL byte at byte 4 (is the file UTF-16? heed reads UTF-8)");
+
+  // "hi\n" in UTF-16LE with its mark: the NUL, not the mark's invalid UTF-8, is what is reported.
+  const std::string utf16 = write(dir, "utf16.txt", "\xFF\xFEh\0i\0\n\0"s);
+  LineReader reader(utf16);
+  CHECK_THROWS_WITH(reader.next_text(line), utf16 + ":1: a NUL byte at byte 4 (is the file UTF-16? heed reads UTF-8)");
+  CHECK(count_text_lines(write(dir, "clean.txt", "a\nb")) == 2);
 }
