@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <queue>
@@ -33,6 +34,9 @@ std::vector<std::string> reserved_pieces() {
 namespace {
 
 using Pair = uint64_t;
+using Node = uint32_t;  // a symbol's place in BpeLearner's lists
+constexpr Node kNoNode = UINT32_MAX;
+constexpr int kMergedAway = -1;
 Pair make_pair_key(int a, int b) { return (static_cast<uint64_t>(a) << 32) | static_cast<uint32_t>(b); }
 int left_of(Pair p) { return static_cast<int>(p >> 32); }
 int right_of(Pair p) { return static_cast<int>(p & 0xffffffffu); }
@@ -78,20 +82,28 @@ class BpeLearner {
     for (const auto& ch : choose_alphabet(counts, opts)) add_piece(ch);
     words_.reserve(counts.size());
     for (const auto& [word, n] : counts) words_.push_back({word, n});
-    // Sorted words make the pair -> words index, hence the whole run, independent of hash order.
+    // Sorted words number the nodes, hence every list, independently of hash order.
     std::sort(words_.begin(), words_.end());
-    symbols_.resize(words_.size());
-    for (size_t w = 0; w < words_.size(); ++w) {
-      symbols_[w] = to_symbols(words_[w].first);
-      const auto& s = symbols_[w];
-      for (size_t i = 0; i + 1 < s.size(); ++i) {
-        if (!can_merge(s[i], s[i + 1])) continue;
-        Pair p = make_pair_key(s[i], s[i + 1]);
-        pair_counts_[p] += words_[w].second;
-        auto& where = where_[p];
-        if (where.empty() || where.back() != static_cast<int>(w)) where.push_back(static_cast<int>(w));
+    word_start_.reserve(words_.size() + 1);
+    for (const auto& [word, n] : words_) {
+      word_start_.push_back(static_cast<Node>(symbol_.size()));
+      for (int id : to_symbols(word)) {
+        if (symbol_.size() >= kNoNode)
+          throw Error("tokenizer: the distinct words of the training text hold over 4 billion characters");
+        const auto node = static_cast<Node>(symbol_.size());
+        const bool first = node == word_start_.back();
+        symbol_.push_back(id);
+        prev_.push_back(first ? kNoNode : node - 1);
+        next_.push_back(kNoNode);
+        if (first) continue;
+        next_[node - 1] = node;
+        if (!can_merge(symbol_[node - 1], id)) continue;
+        const Pair p = make_pair_key(symbol_[node - 1], id);
+        pair_counts_[p] += n;
+        where_[p].push_back(node - 1);
       }
     }
+    word_start_.push_back(static_cast<Node>(symbol_.size()));
     for (const auto& [p, n] : pair_counts_) queue_.push({n, p});
   }
 
@@ -180,52 +192,55 @@ class BpeLearner {
     return out;
   }
 
-  // Replace (a, b) by c in every word that has it, updating the counts of the pairs that
-  // involve a, b or c (no other pair's count can change).
+  // Replace (a, b) by c wherever it occurs, left to right within a word (in "a a a", (a, a)
+  // merges once, at the start), and move the counts of the pairs around each place: (x, a) and
+  // (b, y) become (x, c) and (c, y). A merge costs the number of its places, however long the
+  // words (a text without spaces is one long word: rescanning it for every merge was quadratic).
   void apply_merge(Pair merged, int a, int b, int c) {
-    std::vector<int> where = std::move(where_[merged]);
+    std::vector<Node> where = std::move(where_[merged]);
     where_.erase(merged);
-    std::sort(where.begin(), where.end());
+    std::sort(where.begin(), where.end());  // nodes in text order, as a scan of each word meets them
     where.erase(std::unique(where.begin(), where.end()), where.end());
     std::unordered_set<Pair> grown;
-    auto touches = [&](int x, int y) { return x == a || x == b || x == c || y == a || y == b || y == c; };
-    std::vector<int> next;
-    for (int w : where) {
-      auto& s = symbols_[w];
-      const int64_t n = words_[w].second;
-      next.clear();
-      bool changed = false;
-      for (size_t i = 0; i < s.size(); ++i) {
-        if (i + 1 < s.size() && s[i] == a && s[i + 1] == b) {
-          next.push_back(c);
-          ++i;
-          changed = true;
-        } else {
-          next.push_back(s[i]);
-        }
-      }
-      if (!changed) continue;
-      for (size_t i = 0; i + 1 < s.size(); ++i)
-        if (can_merge(s[i], s[i + 1]) && touches(s[i], s[i + 1])) {
-          auto it = pair_counts_.find(make_pair_key(s[i], s[i + 1]));
-          if ((it->second -= n) == 0) pair_counts_.erase(it);
-        }
-      for (size_t i = 0; i + 1 < next.size(); ++i)
-        if (can_merge(next[i], next[i + 1]) && touches(next[i], next[i + 1])) {
-          Pair p = make_pair_key(next[i], next[i + 1]);
-          pair_counts_[p] += n;
-          if (next[i] == c || next[i + 1] == c) {
-            grown.insert(p);
-            auto& list = where_[p];
-            if (list.empty() || list.back() != w) list.push_back(w);
-          }
-        }
-      s.swap(next);
+    for (Node i : where) {
+      const Node j = next_[i];
+      if (symbol_[i] != a || j == kNoNode || symbol_[j] != b) continue;  // gone, or merged already
+      const int64_t n = count_at(i);
+      const Node before = prev_[i], after = next_[j];
+      if (before != kNoNode) add_count(symbol_[before], a, -n);
+      add_count(a, b, -n);
+      if (after != kNoNode) add_count(b, symbol_[after], -n);
+      symbol_[i] = c;
+      symbol_[j] = kMergedAway;
+      next_[i] = after;
+      if (after != kNoNode) prev_[after] = i;
+      auto gain = [&](Node left, int x, int y) {
+        if (!add_count(x, y, n)) return;
+        grown.insert(make_pair_key(x, y));
+        where_[make_pair_key(x, y)].push_back(left);
+      };
+      if (before != kNoNode) gain(before, symbol_[before], c);
+      if (after != kNoNode) gain(i, c, symbol_[after]);
     }
     for (Pair p : grown) {
       auto it = pair_counts_.find(p);
       if (it != pair_counts_.end()) queue_.push({it->second, p});
     }
+  }
+
+  // Adds n to the count of (x, y) if that pair may merge (a count reaching 0 is removed); false
+  // for a pair that is never counted.
+  bool add_count(int x, int y, int64_t n) {
+    if (!can_merge(x, y)) return false;
+    const Pair p = make_pair_key(x, y);
+    if ((pair_counts_[p] += n) == 0) pair_counts_.erase(p);
+    return true;
+  }
+
+  // How often the word holding `node` occurs.
+  int64_t count_at(Node node) const {
+    const auto w = std::upper_bound(word_start_.begin(), word_start_.end(), node) - word_start_.begin() - 1;
+    return words_[w].second;
   }
 
   const TokenizerOptions& opts_;
@@ -234,9 +249,13 @@ class BpeLearner {
   std::vector<int> length_;          // by id: characters
   std::unordered_map<std::string, int> id_of_;
   std::vector<std::pair<std::string, int64_t>> words_;
-  std::vector<std::vector<int>> symbols_;
+  // The symbols of all words, word after word: a linked list per word, so that a merge changes
+  // two nodes and leaves every other in place (node numbers stay in text order).
+  std::vector<int> symbol_;        // by node: piece id, kMergedAway once merged into its left node
+  std::vector<Node> prev_, next_;  // by node: the neighbours in its word, kNoNode at the ends
+  std::vector<Node> word_start_;   // by word: its first node; then the number of nodes
   std::unordered_map<Pair, int64_t> pair_counts_;
-  std::unordered_map<Pair, std::vector<int>> where_;
+  std::unordered_map<Pair, std::vector<Node>> where_;  // pair -> the nodes it starts at (some stale)
   std::unordered_set<Pair> forbidden_;  // pairs whose piece would read like a reserved one
   std::priority_queue<Entry, std::vector<Entry>, EntryOrder> queue_{EntryOrder{&raw_}};
 };

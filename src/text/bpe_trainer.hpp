@@ -1,8 +1,9 @@
 #pragma once
 // BPE learning from word counts: choose the alphabet (character_coverage), then merge the most
 // frequent adjacent pair again and again. Pair counts are kept up to date incrementally: a
-// priority queue of (count, pair) with lazy invalidation and a pair -> words index, so a merge
-// only revisits the words that contain its pair, never recounts the corpus.
+// priority queue of (count, pair) with lazy invalidation, the words' symbols as linked lists and
+// a pair -> places index, so a merge only visits the places where its pair occurs: it never
+// recounts the corpus, nor rescans a long word (a text without spaces is one word).
 #include <string>
 #include <utility>
 #include <vector>
