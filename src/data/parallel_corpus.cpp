@@ -122,6 +122,11 @@ void log_stats(const CorpusStats& s, const CorpusFilter& filter) {
 
 }  // namespace
 
+void check_parallel_files(const std::vector<std::string>& source_files, const std::vector<std::string>& target_files) {
+  check_file_lists(source_files, target_files);
+  check_line_counts(source_files, target_files);
+}
+
 void ParallelCorpus::add(const std::vector<int>& source_ids, const std::vector<int>& target_ids) {
   tokens.insert(tokens.end(), source_ids.begin(), source_ids.end());
   offsets.push_back(tokens.size());

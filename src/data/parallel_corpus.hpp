@@ -62,4 +62,9 @@ LoadedCorpus load_parallel_corpus(const std::vector<std::string>& source_files,
                                   const std::vector<std::string>& target_files, const Tokenizers& tokenizers,
                                   const CorpusFilter& filter, const std::string& cache_dir);
 
+// load_parallel_corpus's checks of the files alone (the lists pair up, each pair has as many
+// lines on both sides; a NUL byte is an error), with its errors: for a caller that has slow work
+// to do with the files before loading them (learning a tokenizer from them).
+void check_parallel_files(const std::vector<std::string>& source_files, const std::vector<std::string>& target_files);
+
 }  // namespace heed

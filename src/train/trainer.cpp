@@ -68,6 +68,9 @@ Tokenizers prepare_tokenizers(const Config& config, const ModelDir& dir) {
   options.max_piece_length = config.tokenizer.max_piece_length;
   const auto& src = config.data.train_src;
   const auto& tgt = config.data.train_tgt;
+  // Learning takes minutes: files that do not pair up must not wait for it (the dev pair either).
+  check_parallel_files(src, tgt);
+  if (!config.data.dev_src.empty()) check_parallel_files({config.data.dev_src}, {config.data.dev_tgt});
   spdlog::info("learning a {} tokenizer (vocabulary {}) from the training text",
                config.tokenizer.joint ? "joint" : "per-side", options.vocab_size);
   if (config.tokenizer.joint) {

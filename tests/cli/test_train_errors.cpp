@@ -184,3 +184,31 @@ TEST_CASE("heed train: a UTF-16 training file is refused naming it, exit 1, noth
                                     ":1: a NUL byte at byte 4 (is the file UTF-16? heed reads UTF-8)\n"));
   for (const auto& e : fs::directory_iterator(model)) CHECK(e.path().filename() == "train.lock");
 }
+
+TEST_CASE("heed train: files of different lengths are refused before the tokenizer is learned") {
+  TempDir dir("train-line-counts");
+  write_reverse_corpus(dir.path.string(), "train", 60, 16);
+  write_reverse_corpus(dir.path.string(), "dev", 10, 17);
+  const std::string config = write_tiny_config(dir.path.string(), {{"max_steps", 2}}, true);
+  const std::string model = dir / "model";
+  auto drop_last_line = [&](const std::string& path) {
+    std::string text = slurp(path);
+    text.erase(text.rfind('\n', text.size() - 2) + 1);
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+  };
+  auto check_refused = [&](const std::string& src, size_t src_lines, const std::string& tgt, size_t tgt_lines) {
+    Result r = run(kHeed + " --threads 1 train -c " + config + " -m " + model, dir / "log");
+    CHECK(r.exit_code == 1);
+    // The error, and nothing of the tokenizer's learning (which took minutes on a real corpus).
+    CHECK_THAT(r.err, Catch::EndsWith("heed: error: parallel files differ in length: " + src + " has " +
+                                      std::to_string(src_lines) + " lines, " + tgt + " has " +
+                                      std::to_string(tgt_lines) + "\n"));
+    CHECK_THAT(r.err, !Catch::Contains("tokenizer"));
+    CHECK(!fs::exists(model + "/tokenizer.json"));
+    CHECK(!fs::exists(model + "/config.json"));
+  };
+  drop_last_line(dir / "dev.tgt");  // the dev pair is checked early too
+  check_refused(dir / "dev.src", 10, dir / "dev.tgt", 9);
+  drop_last_line(dir / "train.tgt");
+  check_refused(dir / "train.src", 60, dir / "train.tgt", 59);
+}
