@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The shipped translation recipes on a corpus, as a user runs them: each config trained for its own
-# training.max_time with the default threads (one run at a time, so each has the machine), then
+# training.max_time on every core (one run at a time, so each has the machine), then
 # its best model translating the dev and the test set with the config's beam, scored with
 # sacreBLEU-compatible BLEU. The test set is the held-out check: the recipes were chosen on dev.
 # Draws the runs' learning curves in one picture (heed plot), with any --compare runs beside them.
@@ -9,7 +9,9 @@
 #                           [--compare RUN_DIR ...] [--set KEY=VALUE ...]
 #
 # CORPUS_DIR holds train.{en,de}, dev.{en,de} and test.{en,de}. Needs an otherwise idle machine:
-# the budget is wall time.
+# the budget is wall time. Every command gets --threads $THREADS (default: every core), not heed's
+# default, which leaves out the cores busy when it starts: one busy moment at the start would
+# otherwise train the whole budget on fewer cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,10 +31,12 @@ done
 source scripts/corpus-flags.sh
 corpus_flags "$corpus" test
 heed=${HEED:-build/heed}
+threads=${THREADS:-$(nproc)}
+[[ $threads =~ ^[1-9][0-9]*$ ]] || { echo "bench-recipe.sh: THREADS must be a positive integer, got '$threads'" >&2; exit 2; }
 [[ -x $heed ]] || { echo "bench-recipe.sh: $heed not found: build heed first (or set HEED)" >&2; exit 2; }
 [[ -n $work ]] || work=$(mktemp -d /tmp/heed-recipe.XXXXXX)
 mkdir -p "$work"
-echo "bench-recipe: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores, work in $work, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "bench-recipe: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores, $threads threads, work in $work, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # Each run learns its config's tokenizer before its clock starts; the encoded-corpus cache is
 # shared (keyed by the tokenizer), so a config whose tokenizer another has learned encodes nothing.
@@ -42,14 +46,14 @@ for name in "${config_list[@]}"; do
   run=$work/$name
   rm -rf "$run"
   start=$(date +%s)
-  "$heed" -q train -c "configs/$name.json" -m "$run" \
+  "$heed" -q --threads "$threads" train -c "configs/$name.json" -m "$run" \
     "${corpus_sets[@]}" \
     --set "data.cache_dir=$work/cache" "${sets[@]}" \
     > "$run.log" 2>&1
   trained=$(($(date +%s) - start))
   scores=()
   for split in dev test; do
-    "$heed" -q translate -m "$run" -i "$corpus/$split.en" -o "$run/$split.hyp"
+    "$heed" -q --threads "$threads" translate -m "$run" -i "$corpus/$split.en" -o "$run/$split.hyp"
     scores+=("$("$heed" bleu -i "$run/$split.hyp" "$corpus/$split.de" | sed -n 's/^BLEU[^ ]* = \([0-9.]*\) .*/\1/p')")
   done
   python3 - "$run" "$name" "$trained" "${scores[@]}" <<'PY'

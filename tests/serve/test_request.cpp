@@ -100,7 +100,7 @@ TEST_CASE("JSON nested a million deep is refused, not a crash", "[serve]") {
 
 TEST_CASE("a number beyond every numeric type is malformed JSON, 400 (found by fuzz_serve_request)", "[serve]") {
   // nlohmann reports it as out_of_range, not as a parse error: it escaped as a 500.
-  for (const std::string body : {std::string("3333333e3333"), std::string(R"({"text": ["a"], "beam": 1e999})")}) {
+  for (const std::string& body : {std::string("3333333e3333"), std::string(R"({"text": ["a"], "beam": 1e999})")}) {
     INFO(body);
     const RequestError e = refusal(body);
     CHECK(e.status() == 400);
